@@ -1,0 +1,1 @@
+"""Package data: the schemas of memspec (JSON files loaded through importlib.resources)."""

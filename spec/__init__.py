@@ -1,0 +1,1 @@
+"""Package data: the spec of memspec (JSON files loaded through importlib.resources)."""

@@ -1,0 +1,228 @@
+"""Canonical JSON (fg-agent-id §3 as memspec pins it) and the strict JSON parser.
+
+Canonical JSON is ``json.dumps(sort_keys=True, separators=(",", ":"),
+ensure_ascii=False)`` over a value holding only objects with string keys,
+arrays, strings, booleans, null and integers of magnitude at most 2**53 - 1,
+then NFC over the text, then UTF-8. memspec rejects what the published
+implementations disagree on: object keys not already in NFC (their sort
+order would depend on when normalization runs), lone surrogates, integers
+beyond the interoperable range, and numbers spelled with a fraction or an
+exponent (``1.0``, ``1e2``) or as ``-0``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memspec._errors import CanonicalJSONError, LimitError
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "MAX_SAFE_INTEGER",
+    "Limits",
+    "canonical_json",
+    "check_json_value",
+    "parse_json",
+]
+
+#: Largest integer magnitude canonical JSON carries (I-JSON's interoperable range).
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Safe bounds on untrusted input, checked before the input costs memory or time."""
+
+    max_depth: int = 64
+    max_text_bytes: int = 64 * 1024 * 1024
+    max_string_chars: int = 1024 * 1024
+    max_body_chars: int = 256 * 1024
+    max_records_per_file: int = 1_000_000
+
+
+DEFAULT_LIMITS = Limits()
+
+_DUMPS = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
+
+
+def _pointer(path: tuple[str | int, ...]) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def check_json_value(value: Any, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Raise CanonicalJSONError unless ``value`` is representable in canonical JSON."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    max_depth = limits.max_depth
+    max_chars = limits.max_string_chars
+    while stack:
+        item, path = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if len(item) > max_chars:
+                raise LimitError(
+                    f"string of {len(item)} characters exceeds the limit of {max_chars}",
+                    pointer=_pointer(path),
+                )
+            continue
+        if kind is dict:
+            if len(path) >= max_depth:
+                raise LimitError(f"nesting deeper than {max_depth}", pointer=_pointer(path))
+            for key, sub in item.items():
+                if type(key) is not str:
+                    raise CanonicalJSONError(
+                        f"object key {key!r} is not a string", pointer=_pointer(path),
+                        requirement="CJ-1",
+                    )
+                if not key.isascii() and not unicodedata.is_normalized("NFC", key):
+                    raise CanonicalJSONError(
+                        f"object key {key!r} is not in Unicode NFC", pointer=_pointer(path),
+                        requirement="CJ-5",
+                    )
+                stack.append((sub, (*path, key)))
+            continue
+        if kind is list or kind is tuple:
+            if len(path) >= max_depth:
+                raise LimitError(f"nesting deeper than {max_depth}", pointer=_pointer(path))
+            stack.extend((sub, (*path, i)) for i, sub in enumerate(item))
+            continue
+        if item is None or kind is bool:
+            continue
+        if kind is int:
+            if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                continue
+            raise CanonicalJSONError(
+                f"integer {item} is outside +-(2**53 - 1)", pointer=_pointer(path),
+                requirement="CJ-7",
+            )
+        if kind is float:
+            raise CanonicalJSONError(
+                f"floating-point number {item!r} is not allowed in canonical JSON",
+                pointer=_pointer(path), requirement="CJ-6",
+            )
+        raise CanonicalJSONError(
+            f"{kind.__name__} is not a JSON value", pointer=_pointer(path), requirement="CJ-1"
+        )
+
+
+def canonical_json(value: Any, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """The canonical JSON bytes of ``value``."""
+    check_json_value(value, limits)
+    text = _DUMPS(value)
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CanonicalJSONError(
+            "string holds a lone surrogate, which has no UTF-8 encoding", requirement="CJ-8"
+        ) from exc
+
+
+def _parse_int(token: str) -> int:
+    if token == "-0":
+        raise CanonicalJSONError("-0 is not an integer in every implementation", requirement="CJ-6")
+    if len(token.lstrip("-")) > 16:
+        raise CanonicalJSONError(f"integer {token} is outside +-(2**53 - 1)", requirement="CJ-7")
+    number = int(token)
+    if not -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
+        raise CanonicalJSONError(f"integer {token} is outside +-(2**53 - 1)", requirement="CJ-7")
+    return number
+
+
+def _parse_float(token: str) -> Any:
+    raise CanonicalJSONError(
+        f"number {token} has a fraction or exponent; only integers are allowed",
+        requirement="CJ-6",
+    )
+
+
+def _parse_constant(token: str) -> Any:
+    raise CanonicalJSONError(f"{token} is not valid JSON", requirement="CJ-6")
+
+
+def _pairs(pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise CanonicalJSONError(f"duplicate object key {key!r}", requirement="CJ-9")
+            seen.add(key)
+    return out
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs,
+    parse_int=_parse_int,
+    parse_float=_parse_float,
+    parse_constant=_parse_constant,
+)
+
+
+def parse_json(data: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """Parse JSON text strictly: UTF-8, no duplicate keys, integers only, within limits."""
+    if isinstance(data, bytes | bytearray):
+        if len(data) > limits.max_text_bytes:
+            raise LimitError(
+                f"JSON text of {len(data)} bytes exceeds the limit of {limits.max_text_bytes}"
+            )
+        if data.startswith(b"\xef\xbb\xbf"):
+            raise CanonicalJSONError("JSON text starts with a byte order mark")
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CanonicalJSONError(f"JSON text is not valid UTF-8: {exc.reason}") from exc
+    elif isinstance(data, str):
+        text = data
+        if len(text) > limits.max_text_bytes:
+            raise LimitError(
+                f"JSON text of {len(text)} characters exceeds the limit of {limits.max_text_bytes}"
+            )
+    else:
+        raise CanonicalJSONError(f"expected JSON text, got {type(data).__name__}")
+    try:
+        value = _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        raise CanonicalJSONError(
+            f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from exc
+    except RecursionError as exc:
+        raise LimitError(f"nesting deeper than {limits.max_depth}") from exc
+    check_json_value(value, limits)
+    if not text.isascii() or _SURROGATE_ESCAPE.search(text):
+        _check_encodable(value)
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _check_encodable(value: Any) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            strings = [item]
+        elif isinstance(item, dict):
+            strings = list(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+            continue
+        else:
+            continue
+        for string in strings:
+            try:
+                string.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise CanonicalJSONError(
+                    "string holds a lone surrogate, which has no UTF-8 encoding",
+                    requirement="CJ-8",
+                ) from exc

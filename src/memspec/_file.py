@@ -1,0 +1,120 @@
+"""The MemoryFile: the portable, signable container of an agent's records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memspec._canonical import DEFAULT_LIMITS, Limits, canonical_json, check_json_value
+from memspec._encoding import check_timestamp, public_key_from_address
+from memspec._errors import EncodingError, FileError, MemspecError, SignatureError
+from memspec._record import validate_record, verify_record
+from memspec._signing import CONTEXT_MEMORY_FILE, SigningKey, verify_by_address
+
+__all__ = [
+    "FILE_FIELDS",
+    "FORMAT_VERSION",
+    "file_canonical_bytes",
+    "file_payload",
+    "sign_file",
+    "validate_file",
+    "verify_file",
+]
+
+FORMAT_VERSION = "fg-agent-memory/0.1"
+FILE_FIELDS = ("format", "agent", "created_at", "records", "signature")
+
+
+def file_payload(memory_file: dict[str, Any]) -> dict[str, Any]:
+    """The file without its signature: what a file signature covers."""
+    return {k: v for k, v in memory_file.items() if k != "signature"}
+
+
+def file_canonical_bytes(memory_file: dict[str, Any]) -> bytes:
+    """The canonical bytes of a file (canonical JSON of the file sans ``signature``)."""
+    return canonical_json(file_payload(memory_file))
+
+
+def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """Check a MemoryFile's shape and every record in it; return it."""
+    if not isinstance(memory_file, dict):
+        raise FileError(f"a memory file is a JSON object, not {type(memory_file).__name__}",
+                        requirement="FILE-1")
+    missing = [name for name in FILE_FIELDS if name not in memory_file]
+    if missing:
+        raise FileError(f"memory file lacks required fields {missing}", pointer=f"/{missing[0]}",
+                        requirement="FILE-1")
+    if memory_file["format"] != FORMAT_VERSION:
+        raise FileError(f"format {memory_file['format']!r} is not {FORMAT_VERSION!r}",
+                        pointer="/format", requirement="FILE-2")
+    agent = memory_file["agent"]
+    if agent is not None:
+        try:
+            public_key_from_address(agent)
+        except EncodingError as exc:
+            raise FileError(exc.message, pointer="/agent", requirement="ENC-1") from exc
+    try:
+        check_timestamp(memory_file["created_at"], field="created_at")
+    except EncodingError as exc:
+        raise FileError(exc.message, pointer="/created_at", requirement="REC-7") from exc
+    records = memory_file["records"]
+    if not isinstance(records, list):
+        raise FileError("records must be an array", pointer="/records", requirement="FILE-1")
+    if len(records) > limits.max_records_per_file:
+        raise FileError(f"{len(records)} records exceed the limit of "
+                        f"{limits.max_records_per_file}", pointer="/records")
+    signature = memory_file["signature"]
+    if not isinstance(signature, str):
+        raise FileError("signature must be a string (empty when unsigned)",
+                        pointer="/signature", requirement="FILE-1")
+    if signature and agent is None:
+        raise FileError("a signed memory file must name its agent", pointer="/agent",
+                        requirement="FILE-3")
+    try:
+        check_json_value(file_payload(memory_file), limits)
+    except MemspecError as exc:
+        raise FileError(exc.message, pointer=exc.pointer, requirement=exc.requirement) from exc
+    seen: set[str] = set()
+    for index, record in enumerate(records):
+        try:
+            validate_record(record, limits)
+        except MemspecError as exc:
+            raise FileError(f"record {index}: {exc.message}",
+                            pointer=f"/records/{index}{exc.pointer or ''}",
+                            requirement=exc.requirement) from exc
+        if record["id"] in seen:
+            raise FileError(f"record id {record['id']} appears twice", requirement="FILE-4",
+                            pointer=f"/records/{index}/id")
+        seen.add(record["id"])
+    return memory_file
+
+
+def sign_file(memory_file: dict[str, Any], key: SigningKey) -> dict[str, Any]:
+    """A copy of ``memory_file`` with ``agent`` set to the key's address and signed."""
+    payload = file_payload(memory_file)
+    payload["agent"] = key.address
+    return {**payload, "signature": key.sign(CONTEXT_MEMORY_FILE, payload)}
+
+
+def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True) -> None:
+    """Verify a file: its own signature (required unless opted out) and every signed record.
+
+    The caller, never the file, decides whether a signature is required: with
+    ``require_signature`` a missing or empty signature is a failure.
+    """
+    validate_file(memory_file)
+    signature = memory_file["signature"]
+    if signature:
+        verify_by_address(memory_file["agent"], CONTEXT_MEMORY_FILE, file_payload(memory_file),
+                          signature)
+    elif require_signature:
+        raise SignatureError("the memory file is unsigned but verification was requested",
+                             pointer="/signature", requirement="FILE-5")
+    for index, record in enumerate(memory_file["records"]):
+        try:
+            verify_record(record)
+        except SignatureError as exc:
+            raise SignatureError(f"record {record['id']} (index {index}): {exc.message}",
+                                 pointer=f"/records/{index}/signature",
+                                 requirement=exc.requirement or "FILE-6") from exc
+
+

@@ -1,0 +1,119 @@
+"""Domain-separated Ed25519 signing: ``uint16be(len(tag)) || tag || canonical_json(payload)``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from memspec._canonical import canonical_json
+from memspec._encoding import (
+    address_from_public_key,
+    decode_signature,
+    encode_signature,
+    public_key_from_address,
+)
+from memspec._errors import EncodingError, SignatureError
+
+__all__ = [
+    "CONTEXTS",
+    "CONTEXT_MEMORY_FILE",
+    "CONTEXT_RECORD",
+    "CONTEXT_REPORT",
+    "DOMAIN",
+    "SigningKey",
+    "ed25519_verify",
+    "signing_input",
+    "verify_by_address",
+]
+
+DOMAIN = "fg-agent-memory/v1"
+CONTEXT_RECORD = "record"
+CONTEXT_MEMORY_FILE = "memory-file"
+#: memspec's own artifact: a signed conformance report.
+CONTEXT_REPORT = "conformance-report"
+CONTEXTS = frozenset({CONTEXT_RECORD, CONTEXT_MEMORY_FILE, CONTEXT_REPORT})
+
+
+def signing_input(context: str, payload: Any) -> bytes:
+    """The exact bytes a signature under ``context`` covers."""
+    if context not in CONTEXTS:
+        raise SignatureError(f"unknown signing context {context!r}", requirement="SIG-2")
+    tag = f"{DOMAIN}/{context}".encode()
+    return len(tag).to_bytes(2, "big") + tag + canonical_json(payload)
+
+
+def ed25519_verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
+    """Plain Ed25519 verification (RFC 8032), False on any failure."""
+    if len(public_key) != 32 or len(signature) != 64:
+        return False
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def verify_by_address(address: object, context: str, payload: Any, signature: object) -> None:
+    """Verify ``signature`` over ``payload`` under ``context`` with the key ``address`` names."""
+    try:
+        public_key = public_key_from_address(address)
+    except EncodingError as exc:
+        raise SignatureError(f"signer address is malformed: {exc.message}",
+                             requirement="SIG-5") from exc
+    try:
+        raw = decode_signature(signature)
+    except EncodingError as exc:
+        raise SignatureError(f"signature is malformed: {exc.message}", requirement="ENC-3") from exc
+    if not ed25519_verify(public_key, signing_input(context, payload), raw):
+        raise SignatureError(f"signature does not verify under context {context!r}",
+                             requirement="SIG-4")
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    """An Ed25519 key pair made from a 32-byte seed, with its ``amp:key:`` address."""
+
+    seed: bytes = field(repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.seed, bytes) or len(self.seed) != 32:
+            raise EncodingError("an Ed25519 seed is 32 bytes")
+
+    @classmethod
+    def from_hex(cls, seed_hex: object) -> SigningKey:
+        """Build a key from its seed as 64 hex characters."""
+        if not isinstance(seed_hex, str) or len(seed_hex) != 64:
+            raise EncodingError("an Ed25519 seed is 64 hex characters")
+        try:
+            return cls(bytes.fromhex(seed_hex))
+        except ValueError as exc:
+            raise EncodingError(f"seed is not hex: {exc}") from exc
+
+    @property
+    def _private(self) -> Ed25519PrivateKey:
+        return Ed25519PrivateKey.from_private_bytes(self.seed)
+
+    @property
+    def public_key(self) -> bytes:
+        """The raw 32-byte public key."""
+        return self._private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+    @property
+    def address(self) -> str:
+        """The key's self-certifying ``amp:key:`` address."""
+        return address_from_public_key(self.public_key)
+
+    def sign_bytes(self, message: bytes) -> bytes:
+        """Raw Ed25519 signature over ``message``."""
+        return self._private.sign(message)
+
+    def sign(self, context: str, payload: Any) -> str:
+        """Base64 signature over the signing input of ``payload`` under ``context``."""
+        return encode_signature(self.sign_bytes(signing_input(context, payload)))

@@ -1,0 +1,88 @@
+"""The engine interface: the one way the kit talks to an engine.
+
+Every operation takes and returns wire JSON (``dict``). An in-process
+engine implements :class:`Engine` directly (subclassing :class:`EngineBase`
+is the easy way); an engine in any other language speaks the same
+operations as newline-delimited JSON over stdin/stdout (see
+``memspec.protocol``). The operations, their profiles and argument shapes
+are data: ``spec/operations.json`` and ``schemas/protocol.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from memspec._data import load_json
+from memspec._errors import MemspecError, UnsupportedError
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "SPEC_VERSION",
+    "Engine",
+    "EngineBase",
+    "operations",
+    "profiles",
+]
+
+SPEC_VERSION = "fg-agent-memory/0.1"
+PROTOCOL_VERSION = "memspec-engine/1"
+
+
+def operations() -> dict[str, Any]:
+    """The operation table: name -> {profile, summary, args, result}."""
+    table: dict[str, Any] = load_json("spec", "operations.json")["operations"]
+    return table
+
+
+def profiles() -> dict[str, Any]:
+    """The profile table: name -> {title, requires, summary}."""
+    table: dict[str, Any] = load_json("spec", "operations.json")["profiles"]
+    return table
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What the conformance kit needs of an engine under test."""
+
+    def describe(self) -> dict[str, Any]:
+        """The handshake: ``{name, version, spec_version, protocol, profiles}``."""
+        ...
+
+    def call(self, operation: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Run one operation; raise a :class:`~memspec.MemspecError` to reject its input."""
+        ...
+
+    def close(self) -> None:
+        """Release the engine's resources (files, processes)."""
+        ...
+
+
+class EngineBase:
+    """Dispatches ``call(op, args)`` to a method ``op_<op>(args)``; missing ones are unsupported."""
+
+    name = "unnamed-engine"
+    version = "0"
+    claimed_profiles: tuple[str, ...] = ()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "spec_version": SPEC_VERSION,
+            "protocol": PROTOCOL_VERSION,
+            "profiles": list(self.claimed_profiles),
+        }
+
+    def call(self, operation: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if operation not in operations():
+            raise UnsupportedError(f"unknown operation {operation!r}")
+        method = getattr(self, f"op_{operation}", None)
+        if method is None:
+            raise UnsupportedError(f"{self.name} does not implement {operation!r}")
+        if not isinstance(arguments, dict):
+            raise MemspecError(f"arguments of {operation!r} must be an object")
+        result: dict[str, Any] = method(arguments)
+        return result
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,1 @@
+"""Package data: the vectors of memspec (JSON files loaded through importlib.resources)."""
