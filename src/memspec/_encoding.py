@@ -148,7 +148,8 @@ def canonical_timestamp(value: object) -> str:
     try:
         moment = datetime.fromisoformat(iso)
     except ValueError as exc:
-        raise EncodingError(f"{value!r} is not a valid instant: {exc}", requirement="ENC-5") from exc
+        raise EncodingError(f"{value!r} is not a valid instant: {exc}",
+                            requirement="ENC-5") from exc
     return timestamp_from_datetime(moment)
 
 
@@ -161,7 +162,8 @@ def check_timestamp(value: object, *, field: str = "timestamp") -> str:
     try:
         datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
     except ValueError as exc:
-        raise EncodingError(f"{field} {value!r} is not a valid instant", requirement="ENC-4") from exc
+        raise EncodingError(f"{field} {value!r} is not a valid instant",
+                            requirement="ENC-4") from exc
     return value
 
 

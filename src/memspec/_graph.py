@@ -1,0 +1,99 @@
+"""Checks across a set of records: what no single record can tell about itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from memspec._canonical import DEFAULT_LIMITS, Limits
+from memspec._errors import MemspecError
+from memspec._record import validate_record
+
+__all__ = ["Problem", "check_records"]
+
+_LIVE = ("active", "transitional")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One rule a record (or a pair of records) breaks, and where."""
+
+    index: int
+    record_id: str | None
+    pointer: str
+    requirement: str | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "record_id": self.record_id,
+            "pointer": self.pointer,
+            "requirement": self.requirement,
+            "message": self.message,
+        }
+
+
+def check_records(records: Iterable[Any], limits: Limits = DEFAULT_LIMITS) -> list[Problem]:
+    """Every per-record and cross-record problem in ``records`` (latest versions, one per id).
+
+    Cross-record rules: a record id appears once; transition partners carry the
+    same block; a successor's ``supersedes`` is answered by the predecessor's
+    ``superseded_by``; every ``superseded_by`` names a record in the set; a rule's
+    flag agrees with its evidence when all of that evidence is in the set.
+    """
+    valid: dict[str, tuple[int, dict[str, Any]]] = {}
+    problems: list[Problem] = []
+    for index, record in enumerate(records):
+        try:
+            validate_record(record, limits)
+        except MemspecError as exc:
+            rid = record.get("id") if isinstance(record, dict) else None
+            problems.append(Problem(index, rid if isinstance(rid, str) else None,
+                                    exc.pointer or "", exc.requirement, exc.message))
+            continue
+        if record["id"] in valid:
+            problems.append(Problem(index, record["id"], "/id", "FILE-4",
+                                    f"record id {record['id']} appears twice"))
+            continue
+        valid[record["id"]] = (index, record)
+    for rid, (index, record) in valid.items():
+        problems.extend(_links(index, rid, record, valid))
+    return sorted(problems, key=lambda p: (p.index, p.pointer, p.message))
+
+
+def _links(
+    index: int, rid: str, record: dict[str, Any], valid: dict[str, tuple[int, dict[str, Any]]]
+) -> list[Problem]:
+    out: list[Problem] = []
+    block = record["transition"]
+    if block is not None:
+        (partner_id,) = [side for side in block["sides"] if side != rid]
+        partner = valid.get(partner_id)
+        if partner is None:
+            out.append(Problem(index, rid, "/transition/sides", "TRN-3",
+                               f"transition partner {partner_id} is not in the set"))
+        elif partner[1]["transition"] != block:
+            out.append(Problem(index, rid, "/transition", "TRN-3",
+                               f"transition partner {partner_id} does not carry the same block"))
+    predecessor_id = record["supersedes"]
+    if predecessor_id is not None and predecessor_id in valid:
+        predecessor = valid[predecessor_id][1]
+        if predecessor["superseded_by"] != rid:
+            out.append(Problem(index, rid, "/supersedes", "SUP-2",
+                               f"{rid} supersedes {predecessor_id}, whose superseded_by is "
+                               f"{predecessor['superseded_by']!r} instead of {rid}"))
+    successor_id = record["superseded_by"]
+    if successor_id is not None and successor_id not in valid:
+        out.append(Problem(index, rid, "/superseded_by", "SUP-1",
+                           f"successor {successor_id} is not in the set"))
+    if record["type"] == "rule" and all(e in valid for e in record["evidence"]):
+        live = any(valid[e][1]["state"] in _LIVE for e in record["evidence"])
+        if live and record["flagged"]:
+            out.append(Problem(index, rid, "/flagged", "RULE-3",
+                               "rule is flagged although some of its evidence is live"))
+        if not live and not record["flagged"] and record["state"] != "archived":
+            out.append(Problem(index, rid, "/flagged", "RULE-2",
+                               "rule is not flagged although none of its evidence is live"))
+    return out

@@ -1,0 +1,226 @@
+"""Subcommands over memory files and records: validate, verify, id, canonicalize,
+fingerprint, diff, merge."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from memspec._bundle import diff_records, fingerprint, merge_records
+from memspec._canonical import canonical_json
+from memspec._encoding import canonical_timestamp
+from memspec._errors import MemspecError
+from memspec._file import FORMAT_VERSION, validate_file, verify_file
+from memspec._graph import Problem, check_records
+from memspec._record import birth_digest, record_id, verify_record
+from memspec.cli._io import Input, UsageError, emit, read_input, write_output
+
+__all__ = ["register"]
+
+
+def _problems_for(loaded: Input) -> list[Problem]:
+    if loaded.kind == "value":
+        return [Problem(0, None, "", "REC-1", "input is neither a record, a list of records, "
+                        "a JSONL stream nor a memory file")]
+    problems: list[Problem] = []
+    if loaded.kind == "file":
+        try:
+            validate_file({**loaded.value, "records": []})
+        except MemspecError as exc:
+            problems.append(Problem(-1, None, exc.pointer or "", exc.requirement, exc.message))
+    problems.extend(check_records(loaded.records))
+    return problems
+
+
+def _where(loaded: Input, problem: Problem) -> str:
+    base = "/records" if loaded.kind == "file" else ""
+    if problem.index < 0 or loaded.kind in ("record", "value"):
+        pointer = problem.pointer
+    elif loaded.kind == "jsonl":
+        return f"{loaded.path}:{problem.index + 1}{problem.pointer or ''}"
+    else:
+        pointer = f"{base}/{problem.index}{problem.pointer}"
+    return f"{loaded.path}#{pointer or '/'}"
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    reports: list[dict[str, Any]] = []
+    failed = False
+    lines: list[str] = []
+    for path in args.paths:
+        try:
+            loaded = read_input(path)
+            problems = _problems_for(loaded)
+        except MemspecError as exc:
+            loaded = Input(path, "value", None, ())
+            problems = [Problem(0, None, exc.pointer or "", exc.requirement, exc.message)]
+        failed = failed or bool(problems)
+        reports.append({"path": path, "kind": loaded.kind, "records": len(loaded.records),
+                        "valid": not problems,
+                        "problems": [{**p.to_json(), "where": _where(loaded, p)}
+                                     for p in problems]})
+        if problems:
+            lines.extend(
+                f"{_where(loaded, p)}: {p.message}"
+                + (f" (record {p.record_id})" if p.record_id else "")
+                + (f" [{p.requirement}]" if p.requirement else "")
+                for p in problems
+            )
+        else:
+            lines.append(f"{path}: ok ({loaded.kind}, {len(loaded.records)} records)")
+    emit(args.json, {"valid": not failed, "inputs": reports}, "\n".join(lines))
+    return 1 if failed else 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    loaded = read_input(args.path)
+    result: dict[str, Any] = {"path": args.path, "kind": loaded.kind}
+    try:
+        if loaded.kind == "file":
+            verify_file(loaded.value, require_signature=not args.allow_unsigned)
+            signed = sum(1 for r in loaded.records if r.get("signed_by"))
+            result.update(valid=True, file_signed=bool(loaded.value["signature"]),
+                          signed_records=signed)
+            text = (f"{args.path}: ok (file signature "
+                    f"{'valid' if loaded.value['signature'] else 'absent, allowed'}; "
+                    f"{signed} signed records verified)")
+        elif loaded.kind in ("record", "records", "jsonl"):
+            unsigned = [r.get("id") for r in loaded.records if not _verify_one(r)]
+            if unsigned and not args.allow_unsigned:
+                raise MemspecError(f"{len(unsigned)} records are unsigned: {unsigned[:5]}",
+                                   requirement="SIG-8")
+            result.update(valid=True, unsigned=unsigned)
+            text = f"{args.path}: ok ({len(loaded.records) - len(unsigned)} signatures valid)"
+        else:
+            raise UsageError(f"{args.path}: not a record or memory file")
+    except MemspecError as exc:
+        result.update(valid=False, error=exc.to_wire(), pointer=exc.pointer)
+        emit(args.json, result, f"{args.path}#{exc.pointer or '/'}: {exc}")
+        return 1
+    emit(args.json, result, text)
+    return 0
+
+
+def _verify_one(record: Any) -> bool:
+    if not isinstance(record, dict):
+        raise MemspecError("a record is a JSON object")
+    try:
+        return verify_record(record)
+    except MemspecError as exc:
+        raise type(exc)(f"record {record.get('id')}: {exc.message}",
+                        requirement=exc.requirement) from exc
+
+
+def cmd_id(args: argparse.Namespace) -> int:
+    loaded = read_input(args.path)
+    rows: list[dict[str, Any]] = []
+    for record in loaded.records or (loaded.value,):
+        if not isinstance(record, dict):
+            raise MemspecError("a record is a JSON object", requirement="REC-1")
+        rid = record_id(record)
+        rows.append({"id": rid, "birth_digest": birth_digest(record),
+                     "matches": record.get("id") == rid if "id" in record else None})
+    mismatched = [r for r in rows if r["matches"] is False]
+    emit(args.json, {"records": rows}, "\n".join(
+        str(r["id"]) + ("" if r["matches"] is not False else "  (differs from the record's id)")
+        for r in rows))
+    return 1 if mismatched else 0
+
+
+def cmd_canonicalize(args: argparse.Namespace) -> int:
+    loaded = read_input(args.path)
+    data = canonical_json(loaded.value)
+    if args.json:
+        emit(True, {"hex": data.hex(), "length": len(data)}, "")
+    elif args.hex:
+        print(data.hex())
+    else:
+        write_output(args.output, data + (b"" if args.output else b"\n"))
+    return 0
+
+
+def cmd_fingerprint(args: argparse.Namespace) -> int:
+    loaded = read_input(args.path)
+    digest = fingerprint(loaded.records)
+    emit(args.json, {"fingerprint": digest, "records": len(loaded.records)}, digest)
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    diff = diff_records(read_input(args.a).records, read_input(args.b).records)
+    lines = [f"{len(diff.added)} added, {len(diff.removed)} removed, "
+             f"{len(diff.changed)} changed, {diff.unchanged} unchanged"]
+    lines += [f"+ {i}" for i in diff.added] + [f"- {i}" for i in diff.removed]
+    lines += [f"~ {a['id']}: {a.get('state')} @ {a.get('updated_at')} -> "
+              f"{b.get('state')} @ {b.get('updated_at')}" for a, b in diff.changed]
+    emit(args.json, diff.to_json(), "\n".join(lines))
+    return 0 if diff.empty else 1
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    merge = merge_records([read_input(p).records for p in args.paths], prefer=args.prefer)
+    now = canonical_timestamp(args.now) if args.now else None
+    lines = [f"{len(merge.records)} records, {len(merge.conflicts)} conflicts"]
+    lines += [f"! {rid}: {len(versions)} differing versions" for rid, versions in merge.conflicts]
+    if merge.conflicts and args.prefer is None:
+        lines.append("conflicts are not resolved silently: re-run with --prefer first|last "
+                     "to choose, or resolve them in the inputs")
+        emit(args.json, merge.to_json(), "\n".join(lines))
+        return 1
+    if args.output:
+        if now is None:
+            raise UsageError("--now is required with --output (the merged file's created_at)")
+        merged = {"format": FORMAT_VERSION, "agent": None, "created_at": now,
+                  "records": list(merge.records), "signature": ""}
+        validate_file(merged)
+        write_output(args.output, canonical_json(merged))
+    emit(args.json, merge.to_json(), "\n".join(lines))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             common: argparse.ArgumentParser) -> None:
+    """Add this module's subcommands to the parser."""
+    def add(name: str, func: Any, help_text: str, examples: str) -> argparse.ArgumentParser:
+        parser = sub.add_parser(name, parents=[common], help=help_text, description=help_text,
+                                epilog="examples:\n" + examples,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser.set_defaults(func=func)
+        return parser
+
+    p = add("validate", cmd_validate, "Check records or memory files against the format: schema "
+            "and semantic rules, each problem with its place and requirement id.",
+            "  memspec validate memory.json\n  memspec validate records.jsonl --json\n"
+            "  cat record.json | memspec validate -")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
+    p = add("verify", cmd_verify, "Verify the signatures of a memory file and every signed record "
+            "in it (a file signature is required unless --allow-unsigned).",
+            "  memspec verify memory.json\n  memspec verify memory.json --allow-unsigned")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--allow-unsigned", action="store_true",
+                   help="accept an unsigned file or record (explicit opt-out)")
+    p = add("id", cmd_id, "Print the content address of each record (and whether it matches).",
+            "  memspec id record.json\n  memspec id memory.json --json")
+    p.add_argument("path", metavar="PATH")
+    p = add("canonicalize", cmd_canonicalize, "Print the canonical JSON bytes of a JSON value.",
+            "  memspec canonicalize value.json\n  memspec canonicalize value.json --hex\n"
+            "  echo '{\"b\":1,\"a\":2}' | memspec canonicalize -")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--hex", action="store_true", help="print the bytes as hex")
+    p.add_argument("-o", "--output", help="write the bytes to a file")
+    p = add("fingerprint", cmd_fingerprint, "Order-insensitive digest of a set of records.",
+            "  memspec fingerprint memory.json")
+    p.add_argument("path", metavar="PATH")
+    p = add("diff", cmd_diff, "Set-semantic diff of two record sets by id (exit 1 if they differ).",
+            "  memspec diff old.json new.json")
+    p.add_argument("a", metavar="A")
+    p.add_argument("b", metavar="B")
+    p = add("merge", cmd_merge, "Union of record sets by id; differing versions of one id are "
+            "reported as conflicts, never picked silently.",
+            "  memspec merge a.json b.json --now 2026-01-01T00:00:00Z -o merged.json\n"
+            "  memspec merge a.json b.json --prefer last --now 2026-01-01T00:00:00Z -o m.json")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--prefer", choices=("first", "last"),
+                   help="resolve conflicts explicitly by input order")
+    p.add_argument("--now", help="created_at of the merged file (RFC 3339)")
+    p.add_argument("-o", "--output", help="write the merged memory file here")

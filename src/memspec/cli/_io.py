@@ -1,0 +1,103 @@
+"""Reading the command line's inputs and writing its outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memspec._canonical import DEFAULT_LIMITS, parse_json
+from memspec._errors import CanonicalJSONError, LimitError, MemspecError
+
+__all__ = ["Input", "UsageError", "emit", "read_input", "read_text", "write_output"]
+
+
+class UsageError(Exception):
+    """A mistake in how the command was called (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Input:
+    """A parsed input: its kind and the records it holds."""
+
+    path: str
+    kind: str  # "record" | "records" | "jsonl" | "file" | "value"
+    value: Any
+    records: tuple[Any, ...]
+
+
+def read_text(path: str) -> bytes:
+    """The bytes of ``path`` ("-" for stdin), refusing what is over the size limit."""
+    if path == "-":
+        data = sys.stdin.buffer.read(DEFAULT_LIMITS.max_text_bytes + 1)
+    else:
+        file = Path(path)
+        if not file.is_file():
+            raise UsageError(f"{path}: no such file")
+        if file.stat().st_size > DEFAULT_LIMITS.max_text_bytes:
+            raise LimitError(
+                f"{path}: file is over the {DEFAULT_LIMITS.max_text_bytes}-byte limit")
+        data = file.read_bytes()
+    if len(data) > DEFAULT_LIMITS.max_text_bytes:
+        raise LimitError(f"{path}: input is over the {DEFAULT_LIMITS.max_text_bytes}-byte limit")
+    return data
+
+
+def read_input(path: str) -> Input:
+    """Parse a record, an array of records, a JSONL stream or a MemoryFile."""
+    data = read_text(path)
+    try:
+        value = parse_json(data)
+    except CanonicalJSONError as whole:
+        lines = [line for line in data.splitlines() if line.strip()]
+        if len(lines) < 2:
+            raise whole
+        records = []
+        for number, line in enumerate(lines, 1):
+            try:
+                records.append(parse_json(line))
+            except MemspecError as exc:
+                raise type(exc)(f"line {number}: {exc.message}",
+                                requirement=exc.requirement) from exc
+        return Input(path, "jsonl", records, tuple(records))
+    if isinstance(value, list):
+        return Input(path, "records", value, tuple(value))
+    if isinstance(value, dict) and "format" in value and "records" in value:
+        records = value["records"] if isinstance(value["records"], list) else []
+        return Input(path, "file", value, tuple(records))
+    if isinstance(value, dict) and "id" in value:
+        return Input(path, "record", value, (value,))
+    return Input(path, "value", value, ())
+
+
+def write_output(path: str | None, data: bytes, *, private: bool = False) -> None:
+    """Write bytes to ``path`` (stdout when None or "-") atomically; owner-only when private."""
+    if path in (None, "-"):
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    assert path is not None
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    fd = os.open(tmp, flags, 0o600 if private else 0o644)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def emit(as_json: bool, payload: dict[str, Any], text: str) -> None:
+    """Print ``payload`` as JSON for machines, or ``text`` for people."""
+    if as_json:
+        print(json.dumps(payload, indent=2, ensure_ascii=False, sort_keys=True))
+    elif text:
+        print(text)

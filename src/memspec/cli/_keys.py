@@ -1,0 +1,100 @@
+"""Subcommands for identities: keygen and sign."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from memspec._canonical import canonical_json, parse_json
+from memspec._encoding import canonical_timestamp
+from memspec._errors import EncodingError, MemspecError
+from memspec._file import sign_file, validate_file
+from memspec._record import is_tombstone, sign_record
+from memspec._signing import SigningKey
+from memspec.cli._io import UsageError, emit, read_input, write_output
+
+__all__ = ["load_key", "register"]
+
+KEY_KIND = "memspec-ed25519-seed"
+
+
+def load_key(path: str) -> SigningKey:
+    """Read a key file written by ``memspec keygen``."""
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"{path}: no such key file")
+    try:
+        data = parse_json(file.read_bytes())
+        if not isinstance(data, dict) or data.get("kind") != KEY_KIND:
+            raise EncodingError(f"{path}: not a memspec key file (kind {KEY_KIND!r})")
+        key = SigningKey.from_hex(data.get("seed_hex"))
+    except MemspecError as exc:
+        raise EncodingError(f"{path}: {exc.message}") from exc
+    if data.get("address") not in (None, key.address):
+        raise EncodingError(f"{path}: the address does not match the seed")
+    return key
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    target = Path(args.output)
+    if target.exists() and not args.force:
+        raise UsageError(f"{args.output} exists; refusing to overwrite a key (use --force)")
+    key = SigningKey(os.urandom(32))
+    body = {"kind": KEY_KIND, "seed_hex": key.seed.hex(), "address": key.address}
+    write_output(args.output, (json.dumps(body, indent=2) + "\n").encode(), private=True)
+    os.chmod(args.output, stat.S_IRUSR | stat.S_IWUSR)
+    emit(args.json, {"address": key.address, "key_file": args.output},
+         f"{key.address}\n(private key written to {args.output}, mode 600)")
+    return 0
+
+
+def cmd_sign(args: argparse.Namespace) -> int:
+    key = load_key(args.key)
+    loaded = read_input(args.path)
+    if loaded.kind != "file":
+        raise UsageError(f"{args.path}: not a memory file")
+    memory_file: dict[str, Any] = dict(loaded.value)
+    validate_file(memory_file)
+    if args.records:
+        memory_file["records"] = [r if is_tombstone(r) else sign_record(r, key)
+                                  for r in memory_file["records"]]
+    if args.now:
+        memory_file["created_at"] = canonical_timestamp(args.now)
+    signed = sign_file(memory_file, key)
+    write_output(args.output, canonical_json(signed) + (b"" if args.output else b"\n"))
+    if args.output:
+        emit(args.json, {"signed_by": key.address, "output": args.output,
+                         "records_signed": len(memory_file["records"]) if args.records else 0},
+             f"signed {args.output} as {key.address}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             common: argparse.ArgumentParser) -> None:
+    """Add this module's subcommands to the parser."""
+    p = sub.add_parser("keygen", parents=[common], help="Make an Ed25519 key pair.",
+                       description="Make an Ed25519 key pair; print its amp:key: address and write "
+                       "the private key file with owner-only permissions.",
+                       epilog="examples:\n  memspec keygen -o agent.key",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", required=True, help="where to write the private key file")
+    p.add_argument("--force", action="store_true", help="overwrite an existing key file")
+    p.set_defaults(func=cmd_keygen)
+    p = sub.add_parser("sign", parents=[common], help="Sign a memory file.",
+                       description="Sign a memory file with a key from `memspec keygen` "
+                       "(the file's agent becomes the key's address); optionally sign every "
+                       "record too.",
+                       epilog="examples:\n"
+                       "  memspec sign memory.json --key agent.key -o signed.json\n"
+                       "  memspec sign memory.json --key agent.key --records -o signed.json",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--key", required=True, help="key file from memspec keygen")
+    p.add_argument("--records", action="store_true", help="also sign every record")
+    p.add_argument("--now", help="set the file's created_at (RFC 3339)")
+    p.add_argument("-o", "--output", help="write the signed file here (default stdout)")
+    p.set_defaults(func=cmd_sign)
