@@ -56,8 +56,49 @@ def _pointer(path: tuple[str | int, ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
+def _fast_check(value: Any, depth: int, limits: Limits) -> bool:
+    """True when ``value`` is certainly valid; False sends the caller to the precise walk."""
+    kind = type(value)
+    if kind is dict:
+        if depth >= limits.max_depth:
+            return False
+        items = value.items()
+    elif kind is list or kind is tuple:
+        if depth >= limits.max_depth:
+            return False
+        items = enumerate(value)
+    else:
+        items = ((0, value),)
+        depth -= 1
+    max_chars = limits.max_string_chars
+    for key, item in items:
+        if kind is dict and (type(key) is not str or not key.isascii()):
+            return False
+        sub = type(item)
+        if sub is str:
+            if len(item) > max_chars:
+                return False
+        elif sub is int:
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                return False
+        elif item is None or sub is bool:
+            continue
+        elif sub is dict or sub is list or sub is tuple:
+            if not _fast_check(item, depth + 1, limits):
+                return False
+        else:
+            return False
+    return True
+
+
 def check_json_value(value: Any, limits: Limits = DEFAULT_LIMITS) -> None:
     """Raise CanonicalJSONError unless ``value`` is representable in canonical JSON."""
+    if _fast_check(value, 0, limits):
+        return
+    _precise_check(value, limits)
+
+
+def _precise_check(value: Any, limits: Limits) -> None:
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     max_depth = limits.max_depth
     max_chars = limits.max_string_chars

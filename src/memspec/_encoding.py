@@ -123,10 +123,13 @@ def timestamp_from_datetime(moment: datetime) -> str:
         raise EncodingError(f"expected a datetime, not {type(moment).__name__}")
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise EncodingError("timestamp has no time zone", requirement="ENC-5")
-    utc = moment.astimezone(UTC)
-    if not 1 <= utc.year <= 9999:
-        raise EncodingError("timestamp is outside years 0001-9999", requirement="ENC-5")
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    try:
+        utc = moment.astimezone(UTC)
+    except OverflowError as exc:
+        raise EncodingError("timestamp is outside years 0001-9999 in UTC",
+                            requirement="ENC-5") from exc
+    return (f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
+            f"{utc.second:02d}.{utc.microsecond // 1000:03d}Z")
 
 
 def canonical_timestamp(value: object) -> str:
@@ -182,7 +185,8 @@ def confidence_to_wire(value: object) -> str:
         raise RecordError(f"confidence {value!r} is not a number", requirement="CONF-2") from exc
     if not exact.is_finite() or not Decimal(0) <= exact <= Decimal(1):
         raise RecordError(f"confidence {value!r} is outside [0, 1]", requirement="CONF-2")
-    return str(exact.quantize(_QUANTUM, rounding=ROUND_HALF_EVEN))
+    # copy_abs: -0.0 is a valid confidence but "-0.0000" is not a valid spelling
+    return str(exact.quantize(_QUANTUM, rounding=ROUND_HALF_EVEN).copy_abs())
 
 
 def confidence_from_wire(value: object) -> float:

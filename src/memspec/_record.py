@@ -112,9 +112,9 @@ def _check_address(value: object, pointer: str) -> None:
 def _check_provenance(value: object, tombstone: bool) -> None:
     if not isinstance(value, dict):
         raise _fail("provenance must be an object", "REC-6", "/provenance")
-    extra = set(value) - {"kind", "ref", "agent"}
-    if extra:
-        raise _fail(f"provenance has unknown keys {sorted(extra)}", "REC-6", "/provenance")
+    if set(value) != {"kind", "ref", "agent"}:
+        raise _fail("provenance must have exactly the keys kind, ref and agent "
+                    f"(has {sorted(value)})", "REC-6", "/provenance")
     kind = value.get("kind")
     if not isinstance(kind, str) or not kind:
         raise _fail("provenance.kind must be a non-empty string", "REC-6", "/provenance/kind")

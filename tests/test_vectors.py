@@ -1,0 +1,167 @@
+"""memspec's own core code passes every vector of every core-level operation.
+
+Each operation of the engine interface that the core implements as a plain
+function is mapped to that function by ``DISPATCH``; every vector of those
+operations runs through it. Store-backed and lifecycle vectors
+(``apply_proposal``, ``resolve``, ``lifecycle``) need an engine: the
+conformance kit runs them against the reference engine (and any engine under
+test), not this file.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import memspec
+from memspec._data import load_json, load_vectors, vector_files
+from memspec.engine import operations
+from tests._vectors import load_vector_cases
+
+Args = dict[str, Any]
+
+
+def _key(args: Args) -> memspec.SigningKey:
+    return memspec.SigningKey.from_hex(args["seed_hex"])
+
+
+def _derive(args: Args) -> Args:
+    key = _key(args)
+    return {"address": key.address, "public_key_hex": key.public_key.hex()}
+
+
+def _is_legal(args: Args) -> Args:
+    table = load_json("spec", "legality.json")["transitions"]
+    answers = {(t["from"], t["to"]): t["legal"] for t in table}
+    return {"legal": answers[(args["from"], args["to"])]}
+
+
+def _verify_file(args: Args) -> Args:
+    memspec.verify_file(args["file"], require_signature=args["require_signature"])
+    return {}
+
+
+DISPATCH: dict[str, Callable[[Args], Args]] = {
+    "canonicalize": lambda a: {"hex": memspec.canonical_json(memspec.parse_json(a["text"])).hex()},
+    "canonical_timestamp": lambda a: {"timestamp": memspec.canonical_timestamp(a["value"])},
+    "confidence_to_wire": lambda a: {"wire": memspec.confidence_to_wire(a["value"])},
+    "address": lambda a: {
+        "address": memspec.address_from_public_key(bytes.fromhex(a["public_key_hex"]))},
+    "parse_address": lambda a: {
+        "public_key_hex": memspec.public_key_from_address(a["address"]).hex()},
+    "decode_signature": lambda a: {"hex": memspec.decode_signature(a["signature"]).hex()},
+    "record_id": lambda a: {"id": memspec.record_id(a["record"]),
+                            "birth_digest": memspec.birth_digest(a["record"])},
+    "validate_record": lambda a: {"record": memspec.validate_record(a["record"])},
+    "validate_file": lambda a: {"file": memspec.validate_file(a["file"])},
+    "derive_key": _derive,
+    "signing_input": lambda a: {"hex": memspec.signing_input(a["context"], a["payload"]).hex()},
+    "ed25519_verify": lambda a: {"valid": memspec.ed25519_verify(
+        bytes.fromhex(a["public_key_hex"]), bytes.fromhex(a["message_hex"]),
+        bytes.fromhex(a["signature_hex"]))},
+    "sign_record": lambda a: {"record": memspec.sign_record(a["record"], _key(a))},
+    "verify_record": lambda a: {"signed": memspec.verify_record(a["record"])},
+    "sign_file": lambda a: {"file": memspec.sign_file(a["file"], _key(a))},
+    "verify_file": _verify_file,
+    "is_legal": _is_legal,
+}
+
+#: Operations whose vectors need a store or the lifecycle machine: run by the kit.
+ENGINE_ONLY = frozenset({"lifecycle", "apply_proposal", "resolve"})
+
+#: Vectors the current core fails, each a core bug reported to the lead. strict=True makes a
+#: fixed bug fail loudly here, so the entry is removed with the fix.
+ALL_CASES = [param for name in vector_files() for param in load_vector_cases(name)]
+CORE_CASES = [p for p in ALL_CASES if p.values[0]["operation"] in DISPATCH]
+
+
+@pytest.mark.parametrize("case", CORE_CASES)
+def test_core_passes_vector(case: dict[str, Any]) -> None:
+    run = DISPATCH[case["operation"]]
+    args = copy.deepcopy(case["args"])
+    if case["result"] == "valid":
+        result = run(args)
+        for key, value in case["expected"].items():
+            assert result[key] == value, key
+    else:
+        with pytest.raises(memspec.MemspecError) as info:
+            run(args)
+        assert info.value.code == case["error"], str(info.value)
+
+
+def test_every_vector_operation_is_run_somewhere() -> None:
+    used = {p.values[0]["operation"] for p in ALL_CASES}
+    assert used <= set(DISPATCH) | ENGINE_ONLY
+    assert set(DISPATCH) <= used, "a dispatched operation has no vectors"
+    assert len(CORE_CASES) + sum(
+        p.values[0]["operation"] in ENGINE_ONLY for p in ALL_CASES) == len(ALL_CASES)
+
+
+_REQ = re.compile(r"[A-Z]+-[0-9]+\Z")
+
+
+@pytest.mark.parametrize("name", vector_files())
+def test_vector_file_shape(name: str) -> None:
+    doc = load_vectors(name)
+    stem = name.removesuffix(".json")
+    assert doc["name"] == stem
+    assert doc["spec_version"] == memspec.SPEC_VERSION
+    assert doc["schema"] == f"https://memspec.dev/schemas/vectors/{stem}.json"
+    table = operations()
+    tests = [t for g in doc["groups"] for t in g["tests"]]
+    assert doc["number_of_tests"] == len(tests)
+    flags = {f for t in tests for f in t["flags"]}
+    assert flags == set(doc["notes"]), "every flag explained, every note used"
+    ids = [t["id"] for t in tests]
+    assert len(ids) == len(set(ids))
+    for grp in doc["groups"]:
+        assert table[grp["operation"]]["profile"] == grp["profile"]
+        for test in grp["tests"]:
+            assert test["id"].startswith(f"{stem}/")
+            assert test["requirements"] and all(_REQ.match(r) for r in test["requirements"])
+            assert ("setup" in test) == (grp["operation"] in {"apply_proposal", "resolve"})
+            if test["result"] == "valid":
+                assert set(test) >= {"expected"} and "error" not in test
+            else:
+                assert test["result"] == "invalid" and "expected" not in test
+                assert test["error"] in memspec.ERROR_CLASSES
+
+
+def _engine_records(case: dict[str, Any]) -> list[Any]:
+    args, expected = case["args"], case.get("expected", {})
+    proposal = args.get("proposal") or {}
+    found = [*case.get("setup", []), *args.get("records", []), *expected.get("records", []),
+             *expected.get("written", [])]
+    if case["result"] == "valid" and proposal.get("record") is not None:
+        found.append(proposal["record"])
+    return found
+
+
+@pytest.mark.parametrize("case", [p for p in ALL_CASES if p.values[0]["operation"] in ENGINE_ONLY])
+def test_engine_vector_records_are_valid(case: dict[str, Any]) -> None:
+    # Every stored, passed or expected record of a lifecycle/proposal vector is a valid record,
+    # so those vectors fail an engine only for the rule they name.
+    for record in _engine_records(case):
+        memspec.validate_record(copy.deepcopy(record))
+
+
+@pytest.mark.parametrize("name", vector_files())
+def test_vector_file_matches_its_schema(name: str) -> None:
+    from memspec._schemas import iter_errors
+
+    assert iter_errors(load_vectors(name), f"vectors/{name}") == []
+
+
+def test_requirement_ids_are_in_the_catalogue() -> None:
+    try:
+        catalogue = load_json("spec", "requirements.json")
+    except FileNotFoundError:
+        pytest.skip("spec/requirements.json is not generated yet")
+    items = catalogue.get("requirements", catalogue)
+    known = {r["id"] for r in items} if isinstance(items, list) else set(items)
+    used = {r for p in ALL_CASES for r in p.values[0]["requirements"]}
+    assert used <= known, sorted(used - known)
