@@ -1,0 +1,247 @@
+"""SQLiteRecordStore: a single-file SQLite store with an append-only history table.
+
+Tables: ``history(id, version, payload)`` holds every version and is authoritative;
+``records(id, state, type, payload, version)`` and ``record_tags(id, tag)`` are the
+latest-version projection used to answer ``list`` quickly, rewritten in the same
+transaction as each history row (STORE-8). ``payload`` is the record's canonical JSON
+text, so a row's UTF-8 bytes are exactly the record's canonical bytes, signatures
+included.
+
+Each put is one ``BEGIN IMMEDIATE`` transaction (STORE-7) in WAL mode; a busy
+database is retried with backoff. One connection is shared by the store's threads
+behind a lock (``check_same_thread=False``); other processes open their own stores
+on the same file. Record ids are checked before any SQL runs, and every value is
+bound as a parameter (STORE-10).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from memspec import MemspecError, NotFoundError, StoreError, parse_json
+from memspec.reference._ids import check_record, check_record_id, is_record_id
+from memspec.reference.ports import RecordStore, list_filters, record_matches
+from memspec.reference.records import MemoryRecord, RecordState, RecordType
+
+__all__ = ["SQLiteRecordStore"]
+
+_T = TypeVar("_T")
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS history (id TEXT NOT NULL, version INTEGER NOT NULL, "
+    "payload TEXT NOT NULL, PRIMARY KEY (id, version))",
+    "CREATE TABLE IF NOT EXISTS records (id TEXT PRIMARY KEY, state TEXT NOT NULL, "
+    "type TEXT NOT NULL, payload TEXT NOT NULL, version INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS record_tags (id TEXT NOT NULL, tag TEXT NOT NULL, "
+    "PRIMARY KEY (id, tag))",
+    "CREATE INDEX IF NOT EXISTS records_state ON records (state)",
+    "CREATE INDEX IF NOT EXISTS records_type ON records (type)",
+    "CREATE INDEX IF NOT EXISTS record_tags_tag ON record_tags (tag)",
+)
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+_UPSERT = (
+    "INSERT INTO records (id, state, type, payload, version) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET state = excluded.state, type = excluded.type, "
+    "payload = excluded.payload, version = excluded.version"
+)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _BUSY
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
+
+
+def _decode(payload: object, record_id: str) -> MemoryRecord:
+    try:
+        if not isinstance(payload, str):
+            raise StoreError("payload is not text")
+        record = MemoryRecord.model_validate(parse_json(payload.encode("utf-8")))
+    except MemspecError as exc:
+        raise StoreError(f"corrupt payload for {record_id}: {exc}") from exc
+    if record.id != record_id:
+        raise StoreError(f"payload stored under {record_id} holds {record.id}")
+    return record
+
+
+class SQLiteRecordStore(RecordStore):
+    """Records in one SQLite file (WAL); thread-safe, and safe across processes."""
+
+    def __init__(self, path: Path | str, *, timeout: float = 5.0, retries: int = 60) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._retries = retries
+        self._lock = threading.RLock()
+        try:
+            self._conn: sqlite3.Connection | None = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+        self._query("PRAGMA journal_mode=WAL")
+        self._query("PRAGMA synchronous=FULL")
+        # Why: redaction must not leave destroyed content in freed pages.
+        self._query("PRAGMA secure_delete=ON")
+        self._transaction(lambda conn: [conn.execute(sql) for sql in _SCHEMA])
+
+    # -- port ------------------------------------------------------------------------
+
+    def put(self, record: MemoryRecord) -> int:
+        """Validate ``record`` and append it as the next version, in one transaction."""
+        rid = check_record(record).id
+        payload = record.canonical_bytes().decode("utf-8")
+        tags = [(rid, tag) for tag in record.tags]
+
+        def work(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM history WHERE id = ?",
+                               (rid,)).fetchone()
+            number = int(row[0]) + 1
+            conn.execute("INSERT INTO history (id, version, payload) VALUES (?, ?, ?)",
+                         (rid, number, payload))
+            conn.execute(_UPSERT, (rid, record.state.value, record.type.value, payload, number))
+            conn.execute("DELETE FROM record_tags WHERE id = ?", (rid,))
+            conn.executemany("INSERT INTO record_tags (id, tag) VALUES (?, ?)", tags)
+            return number
+
+        return self._transaction(work)
+
+    def get(self, record_id: str) -> MemoryRecord:
+        """The latest version of ``record_id`` (from the history table)."""
+        return self.history(record_id)[-1]
+
+    def history(self, record_id: str) -> tuple[MemoryRecord, ...]:
+        """Every version of ``record_id``, oldest first."""
+        rid = check_record_id(record_id)
+        rows = self._query("SELECT payload FROM history WHERE id = ? ORDER BY version", (rid,))
+        if not rows:
+            raise NotFoundError(f"no record {rid}", requirement="STORE-4")
+        return tuple(_decode(row[0], rid) for row in rows)
+
+    def ids(self) -> tuple[str, ...]:
+        """Every stored id, ascending."""
+        rows = self._query("SELECT DISTINCT id FROM history ORDER BY id")
+        return tuple(str(row[0]) for row in rows)
+
+    def list(
+        self,
+        *,
+        state: RecordState | str | None = None,
+        type: RecordType | str | None = None,
+        tag: str | None = None,
+    ) -> tuple[MemoryRecord, ...]:
+        """Latest versions matching every given filter, ordered by id."""
+        filters = list_filters(state, type, tag)
+        clauses = []
+        for clause, value in zip(("state = ?", "type = ?",
+                                  "id IN (SELECT id FROM record_tags WHERE tag = ?)"),
+                                 filters, strict=True):
+            if value is not None:
+                clauses.append(clause)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        params = tuple(value for value in filters if value is not None)
+        rows = self._query(f"SELECT id, payload FROM records{where} ORDER BY id", params)
+        # Why: the columns only narrow the scan; the payload has the last word (STORE-8).
+        records = (_decode(payload, str(rid)) for rid, payload in rows)
+        return tuple(record for record in records if record_matches(record, *filters))
+
+    def __iter__(self) -> Iterator[MemoryRecord]:
+        """The latest version of every record, ordered by id."""
+        rows = self._query("SELECT id, payload FROM records ORDER BY id")
+        return iter(tuple(_decode(payload, str(rid)) for rid, payload in rows))
+
+    def __contains__(self, record_id: object) -> bool:
+        if not is_record_id(record_id):
+            return False
+        return bool(self._query("SELECT 1 FROM history WHERE id = ? LIMIT 1", (record_id,)))
+
+    def close(self) -> None:
+        """Close the connection; later calls raise StoreError."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # -- redaction (not part of the port) --------------------------------------------
+
+    def redact(self, record_id: str, *, reason: str, now: str) -> MemoryRecord:
+        """Replace every version of ``record_id`` with its tombstone in one transaction."""
+        rid = check_record_id(record_id)
+
+        def work(conn: sqlite3.Connection) -> MemoryRecord:
+            rows = conn.execute("SELECT payload FROM history WHERE id = ? ORDER BY version",
+                                (rid,)).fetchall()
+            if not rows:
+                raise NotFoundError(f"no record {rid}", requirement="STORE-4")
+            versions = [_decode(row[0], rid) for row in rows]
+            latest = versions[-1]
+            if latest.is_tombstone and all(v == latest for v in versions):
+                return latest
+            tombstone = MemoryRecord.tombstone(latest, reason=reason, now=now)
+            payload = tombstone.canonical_bytes().decode("utf-8")
+            conn.execute("UPDATE history SET payload = ? WHERE id = ?", (payload, rid))
+            conn.execute("UPDATE records SET state = ?, type = ?, payload = ? WHERE id = ?",
+                         (tombstone.state.value, tombstone.type.value, payload, rid))
+            conn.execute("DELETE FROM record_tags WHERE id = ?", (rid,))
+            return tombstone
+
+        tombstone = self._transaction(work)
+        self._checkpoint()
+        return tombstone
+
+    # -- internals -------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"store {self.path} is closed")
+        return self._conn
+
+    def _retry(self, attempt: Callable[[], _T]) -> _T:
+        delay = 0.002
+        for _ in range(self._retries):
+            try:
+                return attempt()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise StoreError(f"sqlite error: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise StoreError(f"sqlite error: {exc}") from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
+        raise StoreError(f"database {self.path} stayed busy", requirement="STORE-12")
+
+    def _transaction(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        def attempt() -> _T:
+            with self._lock:
+                conn = self._connection()
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = work(conn)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                return result
+
+        return self._retry(attempt)
+
+    def _query(self, sql: str,
+               params: tuple[object, ...] = ()) -> tuple[tuple[object, ...], ...]:
+        def attempt() -> tuple[tuple[object, ...], ...]:
+            with self._lock:
+                return tuple(self._connection().execute(sql, params).fetchall())
+
+        return self._retry(attempt)
+
+    def _checkpoint(self) -> None:
+        # Why: pull redacted pages out of the WAL file; best effort (readers may hold it).
+        try:
+            self._query("PRAGMA wal_checkpoint(TRUNCATE)")
+        except StoreError:
+            pass
