@@ -40,7 +40,7 @@ __all__ = ["MAX_VERSION", "FileRecordStore", "version_name"]
 
 #: The last version number a six-digit name can hold.
 MAX_VERSION = 999_999
-_VERSION = re.compile(r"(\d{6})\.json")
+_VERSION = re.compile(r"([0-9]{6})\.json")
 _RECORD_DIR = re.compile(r"[0-9a-f]{32}")
 
 

@@ -47,6 +47,17 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
+def _nfc_strings(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return unicodedata.normalize("NFC", value)
+    if kind is dict:
+        return {key: _nfc_strings(sub) for key, sub in value.items()}
+    if kind is list or kind is tuple:
+        return [_nfc_strings(sub) for sub in value]
+    return value
+
+
 _DUMPS = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
 ).encode
@@ -157,7 +168,9 @@ def canonical_json(value: Any, limits: Limits = DEFAULT_LIMITS) -> bytes:
     check_json_value(value, limits)
     text = _DUMPS(value)
     if not text.isascii() and not unicodedata.is_normalized("NFC", text):
-        text = unicodedata.normalize("NFC", text)
+        # Normalize each string, never the JSON text: NFC over the text would let a
+        # combining mark compose with an escape ("\\n" + U+0303 -> "\\ñ").
+        text = _DUMPS(_nfc_strings(value))
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:

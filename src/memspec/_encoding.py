@@ -111,9 +111,10 @@ def decode_signature(text: object) -> bytes:
     return raw
 
 
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z")
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z", re.ASCII)
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})\Z"
+    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)\Z",
+    re.ASCII,
 )
 
 
@@ -170,7 +171,7 @@ def check_timestamp(value: object, *, field: str = "timestamp") -> str:
     return value
 
 
-_CONFIDENCE = re.compile(r"(?:0\.\d{4}|1\.0000)\Z")
+_CONFIDENCE = re.compile(r"(?:0\.\d{4}|1\.0000)\Z", re.ASCII)
 _QUANTUM = Decimal("0.0001")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from memspec._data import load_json
-from memspec._errors import MemspecError, UnsupportedError
+from memspec._errors import UnsupportedError, error_for_code
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -80,7 +80,7 @@ class EngineBase:
         if method is None:
             raise UnsupportedError(f"{self.name} does not implement {operation!r}")
         if not isinstance(arguments, dict):
-            raise MemspecError(f"arguments of {operation!r} must be an object")
+            raise error_for_code("protocol", f"arguments of {operation!r} must be an object")
         result: dict[str, Any] = method(arguments)
         return result
 

@@ -19,6 +19,9 @@ NOTES = {
               "short forms, otherwise \\u00xx lowercase); everything else, including U+007F, C1 "
               "controls, U+2028/U+2029 and U+FEFF inside a string, is emitted raw.",
     "nfc": "String values are normalized to Unicode NFC in the output.",
+    "nfc-per-string": "NFC applies to each string value, never to the JSON text: a combining "
+                      "mark after an escape stays a separate character (NFC over the text "
+                      "would compose it with the escape's last letter and corrupt the JSON).",
     "non-nfc-key": "An object key that is not already NFC is rejected, never normalized (memspec "
                    "decision: normalizing after sorting would reorder or merge keys).",
     "integer-range": "Integers are carried up to +-(2^53-1); anything beyond is rejected.",
@@ -130,6 +133,12 @@ def _accepted() -> list[dict[str, Any]]:
             ["CJ-4"], '"q\\u0307\\u0323"', '"q\u0323\u0307"'),
         _ok("nfc-nested-values", "Values are normalized inside arrays and objects", ["nfc"],
             ["CJ-4"], '{"a":["e\\u0301",{"b":"o\\u0308"}]}', '{"a":["\u00e9",{"b":"\u00f6"}]}'),
+        _ok("nfc-mark-after-newline-escape", "U+0303 after a newline: the output keeps "
+            "\\n then U+0303, never \\ñ", ["nfc", "nfc-per-string"], ["CJ-4"],
+            '"\\n\\u0303"', '"\\n\u0303"'),
+        _ok("nfc-mark-after-control-escape", "U+0307 after U+001F: the output keeps "
+            "\\u001f then U+0307, never \\u001\u1e1f", ["nfc", "nfc-per-string"], ["CJ-4"],
+            '"\\u001f\\u0307"', '"\\u001f\u0307"'),
         _ok("nfc-already-normalized", "NFC text is unchanged (including a compatibility "
             "character, which NFC keeps)", ["nfc"], ["CJ-4"], '"\\u00c5\\ufb01"', '"\u00c5\ufb01"'),
         _ok("integer-max-safe", "2^53-1 is carried", ["integer-range"], ["CJ-7"],

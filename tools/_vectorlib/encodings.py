@@ -262,6 +262,12 @@ def _timestamps() -> dict[str, Any]:
         ("two-digit-year", "A two-digit year", ["malformed"], "26-03-01T10:00:00Z"),
         ("trailing-text", "Text after the offset", ["malformed"], "2026-03-01T10:00:00Z "),
         ("empty", "The empty string", ["malformed"], ""),
+        ("fullwidth-digits", "Fullwidth digits are digits to Unicode, not to RFC 3339",
+         ["malformed"], "\uff12\uff10\uff12\uff16-03-01T10:00:00Z"),
+        ("arabic-indic-digits", "Arabic-Indic digits in the seconds", ["malformed"],
+         "2026-03-01T10:00:\u0660\u0660Z"),
+        ("offset-minute-60", "Offset minutes 60 (+05:60 is not +06:00)", ["malformed"],
+         "2026-03-01T10:00:00+05:60"),
         ("over-year-9999", "Converting to UTC passes year 9999", ["out-of-range"],
          "9999-12-31T23:00:00-02:00"),
         ("under-year-1", "Converting to UTC falls before year 1", ["out-of-range"],
@@ -340,6 +346,8 @@ def _confidence() -> dict[str, Any]:
         ("1.0001", "1.0001", False), ("1.0", "1.0", False), ("minus-0.0000", "-0.0000", False),
         ("dot-5000", ".5000", False), ("trailing-space", "0.5000 ", False),
         ("comma", "0,5000", False), ("exponent", "5.000e-1", False), ("empty", "", False),
+        ("arabic-indic-digits", "0.\u0665\u0660\u0660\u0660", False),
+        ("fullwidth-digits", "\uff10.\uff15\uff10\uff10\uff10", False),
     ]:
         rec = edit(base, confidence=spelling)
         comment = f"confidence {spelling!r}"

@@ -46,9 +46,20 @@ def _check(value: Any) -> None:
 def canon(value: Any) -> bytes:
     """Canonical JSON: sorted keys, no whitespace, raw UTF-8, NFC, integers only."""
     _check(value)
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    text = json.dumps(_nfc(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)
-    return unicodedata.normalize("NFC", text).encode("utf-8")
+    return text.encode("utf-8")
+
+
+def _nfc(value: Any) -> Any:
+    """NFC on every string value (never on the JSON text, where a mark could join an escape)."""
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value)
+    if isinstance(value, list):
+        return [_nfc(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _nfc(item) for key, item in value.items()}
+    return value
 
 
 def b58(data: bytes) -> str:
