@@ -1,0 +1,469 @@
+"""The reference engine behind the kit's engine interface: all 40 operations, every profile.
+
+``ReferenceEngine`` adapts the reference modules to ``memspec.Engine``: wire JSON
+in, wire JSON out, typed errors for bad input (never a KeyError). Its state is
+one record store (memory, file or SQLite), one search index kept current on
+every write (in-memory cosine for the memory store, SQLite FTS5 otherwise) and
+one salience sidecar. ``reset`` discards all of it; file and SQLite state lives
+in a temporary directory removed on reset and close. Clock-dependent operations
+use the ``now`` argument only (PROTO-5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memspec import (
+    CanonicalJSONError,
+    EncodingError,
+    EngineBase,
+    FileError,
+    LifecycleError,
+    LimitError,
+    MemspecError,
+    ProposalError,
+    RecordError,
+    SigningKey,
+    UnsupportedError,
+    __version__,
+    address_from_public_key,
+    birth_digest,
+    canonical_json,
+    canonical_timestamp,
+    check_timestamp,
+    confidence_to_wire,
+    decode_signature,
+    ed25519_verify,
+    parse_json,
+    public_key_from_address,
+    record_id,
+    sign_file,
+    signing_input,
+    validate_file,
+    validate_record,
+    verify_file,
+    verify_record,
+)
+from memspec.engine import profiles
+from memspec.reference import lifecycle
+from memspec.reference.memory import export_file, load_file
+from memspec.reference.pipeline.consolidation import (
+    ConsolidationConfig,
+    consolidate,
+    default_operators,
+)
+from memspec.reference.pipeline.decay import DecayConfig, SalienceScores, decay
+from memspec.reference.pipeline.ingest import ingest
+from memspec.reference.ports import RecordStore, SearchIndex
+from memspec.reference.proposals import Proposal, apply_proposal, resolve
+from memspec.reference.records import MemoryRecord
+from memspec.reference.retrieval import retrieve
+from memspec.reference.search import HashEmbedder, InMemorySearchIndex, SQLiteSearchIndex
+from memspec.reference.stores import FileRecordStore, InMemoryRecordStore, SQLiteRecordStore
+
+__all__ = [
+    "STORE_KINDS",
+    "ReferenceEngine",
+    "create_engine",
+    "create_file_engine",
+    "create_sqlite_engine",
+    "serve_main",
+]
+
+STORE_KINDS = ("memory", "file", "sqlite")
+_Args = dict[str, Any]
+_Error = type[MemspecError]
+
+
+# -- argument checks: missing or ill-typed arguments raise the operation's error class ---
+
+
+def _arg(args: _Args, name: str, error: _Error) -> Any:
+    if name not in args:
+        raise error(f"missing argument {name!r}")
+    return args[name]
+
+
+def _typed(args: _Args, name: str, kind: type | tuple[type, ...], error: _Error,
+           default: Any = ..., what: str = "") -> Any:
+    if name not in args and default is not ...:
+        return default
+    value = _arg(args, name, error)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        label = what or (kind.__name__ if isinstance(kind, type) else "a valid value")
+        raise error(f"argument {name!r} must be {label}, not {type(value).__name__}")
+    return value
+
+
+def _hex(args: _Args, name: str) -> bytes:
+    text = _typed(args, name, str, EncodingError, what="a hex string")
+    try:
+        return bytes.fromhex(text)
+    except ValueError as exc:
+        raise EncodingError(f"argument {name!r} is not hex: {exc}") from exc
+
+
+def _now(args: _Args) -> str:
+    return check_timestamp(_arg(args, "now", EncodingError), field="now")
+
+
+def _key(args: _Args) -> SigningKey:
+    return SigningKey.from_hex(_arg(args, "seed_hex", EncodingError))
+
+
+def _record(args: _Args, name: str = "record") -> MemoryRecord:
+    return MemoryRecord.model_validate(_arg(args, name, RecordError))
+
+
+def _dumps(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
+    return [record.model_dump() for record in records]
+
+
+# -- engine state ------------------------------------------------------------------------
+
+
+@dataclass
+class _State:
+    """One engine lifetime between resets: store, search index, sidecar, temp directory."""
+
+    store: RecordStore
+    index: SearchIndex
+    scores: SalienceScores
+    tempdir: tempfile.TemporaryDirectory[str] | None
+
+    @classmethod
+    def fresh(cls, kind: str) -> _State:
+        if kind == "memory":
+            return cls(InMemoryRecordStore(), InMemorySearchIndex(HashEmbedder()),
+                       SalienceScores(), None)
+        tempdir = tempfile.TemporaryDirectory(prefix=f"memspec-{kind}-")
+        root = Path(tempdir.name)
+        store: RecordStore = (FileRecordStore(root / "records") if kind == "file"
+                              else SQLiteRecordStore(root / "records.sqlite"))
+        return cls(store, SQLiteSearchIndex(root / "index.sqlite"), SalienceScores(), tempdir)
+
+    def index_all(self, records: Sequence[MemoryRecord]) -> None:
+        for record in records:
+            self.index.index(record)
+
+    def reindex_ids(self, ids: Sequence[str]) -> None:
+        self.index_all([self.store.get(rid) for rid in ids])
+
+    def close(self) -> None:
+        for resource in (self.store, self.index):
+            closer: Callable[[], None] | None = getattr(resource, "close", None)
+            if closer is not None:
+                closer()
+        if self.tempdir is not None:
+            self.tempdir.cleanup()
+            self.tempdir = None
+
+
+_LIFECYCLE_ARITY = {"supersede": 2, "begin_transition": 2, "resolve_transition": 2,
+                    "archive": 1}
+
+
+class ReferenceEngine(EngineBase):
+    """memspec's reference engine; claims every profile."""
+
+    name = "memspec-reference"
+    version = __version__
+    claimed_profiles = tuple(name for name, p in profiles().items() if not p.get("always"))
+
+    def __init__(self, store: str = "memory") -> None:
+        if store not in STORE_KINDS:
+            raise UnsupportedError(f"store kind {store!r} is not one of {list(STORE_KINDS)}")
+        self.store_kind = store
+        self._state = _State.fresh(store)
+
+    @property
+    def store(self) -> RecordStore:
+        """The current record store (for in-process inspection)."""
+        return self._state.store
+
+    def close(self) -> None:
+        self._state.close()
+
+    # -- core --------------------------------------------------------------------------
+
+    def op_hello(self, args: _Args) -> _Args:
+        return self.describe()
+
+    def op_reset(self, args: _Args) -> _Args:
+        self._state.close()
+        self._state = _State.fresh(self.store_kind)
+        return {}
+
+    # -- format ------------------------------------------------------------------------
+
+    def op_canonicalize(self, args: _Args) -> _Args:
+        text = _typed(args, "text", str, CanonicalJSONError, what="JSON text")
+        return {"hex": canonical_json(parse_json(text)).hex()}
+
+    def op_canonical_timestamp(self, args: _Args) -> _Args:
+        return {"timestamp": canonical_timestamp(_arg(args, "value", EncodingError))}
+
+    def op_confidence_to_wire(self, args: _Args) -> _Args:
+        return {"wire": confidence_to_wire(_arg(args, "value", RecordError))}
+
+    def op_address(self, args: _Args) -> _Args:
+        return {"address": address_from_public_key(_hex(args, "public_key_hex"))}
+
+    def op_parse_address(self, args: _Args) -> _Args:
+        return {"public_key_hex": public_key_from_address(
+            _arg(args, "address", EncodingError)).hex()}
+
+    def op_decode_signature(self, args: _Args) -> _Args:
+        return {"hex": decode_signature(_arg(args, "signature", EncodingError)).hex()}
+
+    def op_record_id(self, args: _Args) -> _Args:
+        record = _arg(args, "record", RecordError)
+        return {"id": record_id(record), "birth_digest": birth_digest(record)}
+
+    def op_validate_record(self, args: _Args) -> _Args:
+        return {"record": _record(args).model_dump()}
+
+    def op_create_record(self, args: _Args) -> _Args:
+        record = MemoryRecord.create(
+            _typed(args, "type", str, RecordError),
+            _typed(args, "body", str, RecordError),
+            _arg(args, "provenance", RecordError),
+            created_at=_now(args),
+            slots=_typed(args, "slots", dict, RecordError, default=None),
+            confidence=_typed(args, "confidence", (str, int, float), RecordError, default=1.0),
+            evidence=_typed(args, "evidence", list, RecordError, default=[]),
+            supersedes=_typed(args, "supersedes", (str, type(None)), RecordError, default=None),
+            tags=_typed(args, "tags", list, RecordError, default=[]),
+            occurred_at=_typed(args, "occurred_at", (str, type(None)), RecordError,
+                               default=None),
+            extra=_typed(args, "extra", dict, RecordError, default=None),
+        )
+        return {"record": record.model_dump()}
+
+    def op_evolve_record(self, args: _Args) -> _Args:
+        record = _record(args)
+        changes = dict(_typed(args, "changes", dict, RecordError))
+        known = set(MemoryRecord.__dataclass_fields__) - {"extra", "_trusted"}
+        extension = {k: changes.pop(k) for k in list(changes) if k not in known}
+        if extension:
+            changes["extra"] = {**record.extra, **extension}
+        return {"record": record.evolve(_now(args), **changes).model_dump()}
+
+    def op_validate_file(self, args: _Args) -> _Args:
+        return {"file": validate_file(_arg(args, "file", FileError))}
+
+    # -- signing -----------------------------------------------------------------------
+
+    def op_derive_key(self, args: _Args) -> _Args:
+        key = _key(args)
+        return {"address": key.address, "public_key_hex": key.public_key.hex()}
+
+    def op_signing_input(self, args: _Args) -> _Args:
+        context = _arg(args, "context", EncodingError)
+        return {"hex": signing_input(context, _arg(args, "payload", CanonicalJSONError)).hex()}
+
+    def op_ed25519_verify(self, args: _Args) -> _Args:
+        return {"valid": ed25519_verify(_hex(args, "public_key_hex"), _hex(args, "message_hex"),
+                                        _hex(args, "signature_hex"))}
+
+    def op_sign_record(self, args: _Args) -> _Args:
+        return {"record": _record(args).sign(_key(args)).model_dump()}
+
+    def op_verify_record(self, args: _Args) -> _Args:
+        record = validate_record(_arg(args, "record", RecordError))
+        return {"signed": verify_record(record)}
+
+    def op_sign_file(self, args: _Args) -> _Args:
+        memory_file = validate_file(_arg(args, "file", FileError))
+        return {"file": sign_file(memory_file, _key(args))}
+
+    def op_verify_file(self, args: _Args) -> _Args:
+        required = _typed(args, "require_signature", bool, FileError)
+        verify_file(validate_file(_arg(args, "file", FileError)), require_signature=required)
+        return {}
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def op_is_legal(self, args: _Args) -> _Args:
+        return {"legal": lifecycle.is_legal(_arg(args, "from", LifecycleError),
+                                            _arg(args, "to", LifecycleError))}
+
+    def op_lifecycle(self, args: _Args) -> _Args:
+        operation = _typed(args, "operation", str, LifecycleError)
+        raw = _typed(args, "records", list, LifecycleError)
+        records = [MemoryRecord.model_validate(r) for r in raw]
+        reason = _typed(args, "reason", str, LifecycleError, default="")
+        now = _now(args)
+        if operation == "refresh_rule_flag":
+            missing = _typed(args, "missing", list, LifecycleError, default=[])
+            if not records:
+                raise LifecycleError("refresh_rule_flag needs the rule as records[0]")
+            evidence: dict[str, MemoryRecord | None] = {str(m): None for m in missing}
+            evidence.update({r.id: r for r in records[1:]})
+            rule = lifecycle.refresh_rule_flag(records[0], evidence, now=now,
+                                               reason=reason or None)
+            return {"records": _dumps([rule])}
+        arity = _LIFECYCLE_ARITY.get(operation)
+        if arity is None:
+            raise LifecycleError(f"unknown lifecycle operation {operation!r}")
+        if len(records) != arity:
+            raise LifecycleError(f"{operation} takes {arity} record(s), not {len(records)}")
+        if operation == "supersede":
+            return {"records": _dumps([lifecycle.supersede(*records, reason=reason, now=now)])}
+        if operation == "archive":
+            return {"records": _dumps([lifecycle.archive(records[0], reason=reason, now=now)])}
+        function = (lifecycle.begin_transition if operation == "begin_transition"
+                    else lifecycle.resolve_transition)
+        return {"records": _dumps(function(records[0], records[1], reason=reason, now=now))}
+
+    def op_apply_proposal(self, args: _Args) -> _Args:
+        proposal = Proposal.model_validate(_arg(args, "proposal", ProposalError))
+        written = apply_proposal(self._state.store, proposal, now=_now(args))
+        self._state.index_all(written)
+        return {"written": _dumps(written)}
+
+    def op_resolve(self, args: _Args) -> _Args:
+        written = resolve(self._state.store,
+                          winner_id=_arg(args, "winner_id", ProposalError),
+                          loser_id=_arg(args, "loser_id", ProposalError),
+                          reason=_typed(args, "reason", str, LifecycleError),
+                          now=_now(args))
+        self._state.index_all(written)
+        return {"written": _dumps(written)}
+
+    # -- store -------------------------------------------------------------------------
+
+    def op_put(self, args: _Args) -> _Args:
+        record = _record(args)
+        version = self._state.store.put(record)
+        self._state.index.index(record)
+        return {"version": version}
+
+    def op_get(self, args: _Args) -> _Args:
+        return {"record": self._state.store.get(_arg(args, "id", RecordError)).model_dump()}
+
+    def op_history(self, args: _Args) -> _Args:
+        return {"records": _dumps(self._state.store.history(_arg(args, "id", RecordError)))}
+
+    def op_list(self, args: _Args) -> _Args:
+        records = self._state.store.list(
+            state=_typed(args, "state", str, RecordError, default=None),
+            type=_typed(args, "type", str, RecordError, default=None),
+            tag=_typed(args, "tag", str, RecordError, default=None),
+        )
+        return {"records": _dumps(records)}
+
+    def op_iterate(self, args: _Args) -> _Args:
+        return {"records": _dumps(tuple(self._state.store))}
+
+    # -- search and recall -------------------------------------------------------------
+
+    def op_index(self, args: _Args) -> _Args:
+        self._state.index.index(_record(args))
+        return {}
+
+    def op_search(self, args: _Args) -> _Args:
+        pairs = self._state.index.candidates(_arg(args, "query", EncodingError),
+                                             _arg(args, "k", LimitError))
+        return {"candidates": [{"id": rid, "score": score} for rid, score in pairs]}
+
+    def op_embed(self, args: _Args) -> _Args:
+        text = _typed(args, "text", str, EncodingError, what="a string")
+        return {"vector": list(HashEmbedder().embed(text))}
+
+    def op_recall(self, args: _Args) -> _Args:
+        block = retrieve(
+            _typed(args, "query", str, EncodingError, what="a string"),
+            store=self._state.store, indexes=(self._state.index,),
+            budget_tokens=_arg(args, "budget_tokens", LimitError), now=_now(args),
+            include_history=_typed(args, "include_history", bool, EncodingError, default=False),
+            include_archived=_typed(args, "include_archived", bool, EncodingError,
+                                    default=False),
+            touches=self._state.scores,
+        )
+        return block.model_dump()
+
+    def op_touch(self, args: _Args) -> _Args:
+        record = self._state.store.get(_arg(args, "id", RecordError))
+        return {"count": self._state.scores.touch(record.id, _now(args))}
+
+    # -- pipeline ----------------------------------------------------------------------
+
+    def op_ingest(self, args: _Args) -> _Args:
+        proposals = _typed(args, "proposals", list, ProposalError)
+        report = ingest(proposals, store=self._state.store, now=_now(args),
+                        scores=self._state.scores, indexes=(self._state.index,))
+        return report.model_dump()
+
+    def op_consolidate(self, args: _Args) -> _Args:
+        now = _now(args)
+        config = ConsolidationConfig.from_wire(args.get("config"))
+        # No auto-resolver: contradictions stay open until an explicit resolve.
+        report = consolidate(self._state.store, now=now, config=config,
+                             operators=default_operators(config))
+        self._state.reindex_ids(report.touched)
+        return report.model_dump()
+
+    def op_decay(self, args: _Args) -> _Args:
+        report = decay(self._state.store, now=_now(args), scores=self._state.scores,
+                       config=DecayConfig.model_validate(args.get("config")),
+                       indexes=(self._state.index,))
+        return report.model_dump()
+
+    def op_redact(self, args: _Args) -> _Args:
+        redact: Callable[..., MemoryRecord] | None = getattr(self._state.store, "redact", None)
+        if redact is None:  # pragma: no cover - every reference store redacts
+            raise UnsupportedError("this store offers no redaction")
+        tombstone = redact(_arg(args, "id", RecordError),
+                           reason=_typed(args, "reason", str, RecordError), now=_now(args))
+        self._state.index.index(tombstone)
+        return {"record": tombstone.model_dump()}
+
+    # -- files -------------------------------------------------------------------------
+
+    def op_export(self, args: _Args) -> _Args:
+        identity = _key(args) if "seed_hex" in args else None
+        return {"file": export_file(self._state.store, now=_now(args), identity=identity)}
+
+    def op_load(self, args: _Args) -> _Args:
+        verify = _typed(args, "verify", bool, FileError)
+        report = load_file(self._state.store, _arg(args, "file", FileError), verify=verify,
+                           indexes=(self._state.index,))
+        return report.model_dump()
+
+
+# -- factories and the process entry point -------------------------------------------------
+
+
+def create_engine(store: str = "memory") -> ReferenceEngine:
+    """A reference engine over a fresh ``store`` ("memory", "file" or "sqlite")."""
+    return ReferenceEngine(store)
+
+
+def create_file_engine() -> ReferenceEngine:
+    """A reference engine over the file store (in a temporary directory)."""
+    return ReferenceEngine("file")
+
+
+def create_sqlite_engine() -> ReferenceEngine:
+    """A reference engine over the SQLite store (in a temporary directory)."""
+    return ReferenceEngine("sqlite")
+
+
+def serve_main(argv: Sequence[str] | None = None) -> int:
+    """Console script ``memspec-reference-engine``: serve over stdin/stdout (PROTO-1)."""
+    parser = argparse.ArgumentParser(prog="memspec-reference-engine",
+                                     description="memspec's reference engine over the "
+                                                 "memspec-engine/1 process protocol")
+    parser.add_argument("--store", choices=STORE_KINDS, default="memory",
+                        help="record store backing the engine (default: memory)")
+    options = parser.parse_args(argv)
+    from memspec.protocol import serve  # lazily: the process protocol is only needed here
+
+    return serve(create_engine(options.store))
+

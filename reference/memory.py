@@ -1,0 +1,459 @@
+"""The porcelain: ``Memory`` — remember, recall, consolidate, decay, resolve, redact, export, load.
+
+Two calls need no lifecycle vocabulary (``remember`` and ``recall``); everything
+underneath is the reference pipeline wired to one store, its search indexes and
+the salience sidecar. ``Memory()`` keeps everything in memory; ``Memory(path)``
+writes a directory: ``records/`` (the file store), ``index.sqlite`` (keyword
+index) and ``salience.json`` (reinforcement sidecar). The two sidecars are
+engine-local and rebuildable: losing them only degrades search and decay.
+
+The clock is injectable (``clock() -> canonical timestamp``). The default reads
+the real UTC clock, and this module is the only place the reference does so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from memspec import (
+    FORMAT_VERSION,
+    FileError,
+    LimitError,
+    RecordError,
+    SigningKey,
+    UnsupportedError,
+    canonical_json,
+    parse_json,
+    sign_file,
+    timestamp_from_datetime,
+    verify_file,
+)
+from memspec.reference.pipeline.consolidation import (
+    ConsolidationConfig,
+    ConsolidationOperators,
+    ConsolidationReport,
+    consolidate,
+    default_operators,
+)
+from memspec.reference.pipeline.decay import DecayConfig, DecayReport, SalienceScores, decay
+from memspec.reference.pipeline.extractor import VerbatimExtractor, extract_all
+from memspec.reference.pipeline.ingest import IngestReport, ingest
+from memspec.reference.pipeline.operators import strength_key
+from memspec.reference.ports import Operator, RecordStore, SearchIndex
+from memspec.reference.proposals import Proposal, ProposalKind, resolve
+from memspec.reference.records import MemoryRecord, Provenance, RecordState, RecordType
+from memspec.reference.retrieval import RetrievedBlock, RetrievedRecord, retrieve
+from memspec.reference.search import HashEmbedder, InMemorySearchIndex, SQLiteSearchIndex
+from memspec.reference.stores import FileRecordStore, InMemoryRecordStore
+
+__all__ = [
+    "LoadReport",
+    "Memory",
+    "RecallResult",
+    "RememberResult",
+    "export_file",
+    "load_file",
+    "utc_now",
+]
+
+
+_REPEAT_CANDIDATES = 8
+_LIVE = frozenset({RecordState.ACTIVE, RecordState.TRANSITIONAL})
+
+
+def _claim_key(record: MemoryRecord) -> bytes:
+    return canonical_json([record.type.value, record.body, dict(record.slots)])
+
+
+def utc_now() -> str:
+    """The real UTC clock as a canonical timestamp (the porcelain's default clock)."""
+    return timestamp_from_datetime(datetime.now(UTC))
+
+
+# -- memory files ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadReport:
+    """Which record ids a load wrote and which it skipped because the store had them."""
+
+    loaded: tuple[str, ...]
+    skipped: tuple[str, ...]
+
+    def model_dump(self) -> dict[str, list[str]]:
+        return {"loaded": list(self.loaded), "skipped": list(self.skipped)}
+
+
+def export_file(store: RecordStore, *, now: str, identity: SigningKey | None = None
+                ) -> dict[str, Any]:
+    """The store as one MemoryFile: latest versions by ascending id, created at ``now``.
+
+    Same store and ``now`` give the same bytes (FILE-8); signed by ``identity``
+    (which becomes ``agent``) when given, otherwise ``agent`` is null and the
+    signature empty.
+    """
+    memory_file: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "agent": None,
+        "created_at": now,
+        "records": [record.model_dump() for record in store],
+        "signature": "",
+    }
+    return sign_file(memory_file, identity) if identity is not None else memory_file
+
+
+def load_file(store: RecordStore, memory_file: object, *, verify: bool = True,
+              indexes: Sequence[SearchIndex] = ()) -> LoadReport:
+    """Load a MemoryFile into ``store``; ids already present are skipped, never overwritten.
+
+    The whole file is checked before anything is written: with ``verify`` its
+    signature is required (FILE-5); every record naming a signer is verified
+    either way (FILE-6, SIG-8). Loaded records are indexed in ``indexes``.
+    """
+    if not isinstance(memory_file, dict):
+        raise FileError(f"a memory file is a JSON object, not {type(memory_file).__name__}",
+                        requirement="FILE-1")
+    verify_file(memory_file, require_signature=verify)
+    records = [MemoryRecord.model_validate(r) for r in memory_file["records"]]
+    loaded: list[str] = []
+    skipped: list[str] = []
+    for record in records:
+        if record.id in store:
+            skipped.append(record.id)
+            continue
+        store.put(record)
+        for index in indexes:
+            index.index(record)
+        loaded.append(record.id)
+    return LoadReport(loaded=tuple(loaded), skipped=tuple(skipped))
+
+
+# -- results --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class RememberResult:
+    """What ``remember`` did: the record id, whether it was a repeat, and the stage reports."""
+
+    record_id: str
+    deduped: bool
+    ingest: IngestReport
+    consolidation: ConsolidationReport | None = None
+
+
+def _markers(record: MemoryRecord) -> str:
+    marks = []
+    if record.state is RecordState.TRANSITIONAL and record.transition is not None:
+        marks.append(f"[disputed: {record.transition.reason}]")
+    elif record.state is RecordState.SUPERSEDED:
+        marks.append("[superseded — kept for history]")
+    elif record.state is RecordState.ARCHIVED:
+        marks.append("[archived]")
+    if record.flagged:
+        marks.append(f"[flagged: {record.flag_reason}]")
+    return "".join(f" {mark}" for mark in marks)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecallResult:
+    """A recall: the retrieved block, iterable as :class:`RetrievedRecord` items."""
+
+    block: RetrievedBlock
+
+    @property
+    def records(self) -> tuple[RetrievedRecord, ...]:
+        return tuple(self.block.records)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self.block.ids)
+
+    def __len__(self) -> int:
+        return len(self.block.records)
+
+    def __iter__(self) -> Iterator[RetrievedRecord]:
+        return iter(self.block.records)
+
+    def as_prompt_block(self) -> str:
+        """One ``- body`` line per record, marked when disputed, superseded, archived or flagged."""
+        return "\n".join(f"- {item.record.body}{_markers(item.record)}" for item in self)
+
+
+# -- the porcelain ---------------------------------------------------------------------
+
+
+class Memory:
+    """One agent's memory: a record store, its search indexes and a salience sidecar.
+
+    Consolidation runs without an auto-resolver unless ``operators`` says
+    otherwise, so contradictions stay visible until :meth:`resolve`.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        store: RecordStore | None = None,
+        indexes: Sequence[SearchIndex] | None = None,
+        extractor: Operator | None = None,
+        operators: ConsolidationOperators | None = None,
+        consolidation_config: ConsolidationConfig | None = None,
+        decay_config: DecayConfig | None = None,
+        identity: SigningKey | None = None,
+        source_kind: str = "conversation",
+        auto_consolidate: bool = True,
+        auto_consolidate_every: int = 4,
+        clock: Callable[[], str] | None = None,
+    ) -> None:
+        if isinstance(auto_consolidate_every, bool) or not isinstance(
+                auto_consolidate_every, int) or auto_consolidate_every < 1:
+            raise LimitError("auto_consolidate_every must be a positive integer")
+        self._path = None if path is None else Path(path)
+        fresh_index = True
+        if self._path is not None:
+            self._path.mkdir(parents=True, exist_ok=True)
+            index_file = self._path / "index.sqlite"
+            fresh_index = indexes is not None or not index_file.exists()
+            self._store = store if store is not None else FileRecordStore(self._path / "records")
+            self._indexes = (tuple(indexes) if indexes is not None
+                             else (SQLiteSearchIndex(index_file),))
+            self._scores = SalienceScores.load(self._path / "salience.json")
+        else:
+            self._store = store if store is not None else InMemoryRecordStore()
+            self._indexes = (tuple(indexes) if indexes is not None
+                             else (InMemorySearchIndex(HashEmbedder()),))
+            self._scores = SalienceScores()
+        self._extractor: Operator = extractor if extractor is not None else VerbatimExtractor()
+        self._consolidation_config = consolidation_config or ConsolidationConfig()
+        self._operators = operators or default_operators(self._consolidation_config)
+        self._decay_config = decay_config or DecayConfig()
+        self._identity = identity
+        self._source_kind = source_kind
+        self._auto_consolidate = auto_consolidate
+        self._every = auto_consolidate_every
+        self._clock = clock or utc_now
+        self._remembered = 0
+        if fresh_index or store is not None:
+            # Why: a new (or caller-supplied) index may not know the stored records yet;
+            # indexing replaces an id's entry, so this is always safe.
+            self._index(tuple(self._store))
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    @property
+    def store(self) -> RecordStore:
+        """The underlying record store."""
+        return self._store
+
+    @property
+    def indexes(self) -> tuple[SearchIndex, ...]:
+        """The search indexes kept current on every write."""
+        return self._indexes
+
+    @property
+    def scores(self) -> SalienceScores:
+        """The salience sidecar (touch counts; engine-local, never in records)."""
+        return self._scores
+
+    def _index(self, records: Sequence[MemoryRecord]) -> None:
+        for record in records:
+            for index in self._indexes:
+                index.index(record)
+
+    def _index_ids(self, ids: Sequence[str]) -> None:
+        self._index(tuple(self._store.get(rid) for rid in dict.fromkeys(ids)))
+
+    def _save_scores(self) -> None:
+        if self._path is not None:
+            self._scores.save(self._path / "salience.json")
+
+    def close(self) -> None:
+        """Persist the sidecar and release the store and indexes."""
+        self._save_scores()
+        for resource in (self._store, *self._indexes):
+            closer = getattr(resource, "close", None)
+            if callable(closer):
+                closer()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+    # -- write -------------------------------------------------------------------------
+
+    def _find_repeat(self, record: MemoryRecord) -> MemoryRecord | None:
+        """The strongest live record saying exactly what ``record`` says (type, body, slots)."""
+        ids: set[str] = set()
+        for index in self._indexes:
+            ids.update(rid for rid, _ in index.candidates(record.body, _REPEAT_CANDIDATES))
+        pool = (tuple(self._store.get(rid) for rid in sorted(ids) if rid in self._store)
+                if self._indexes else tuple(self._store))
+        key = _claim_key(record)
+        same = [r for r in pool if r.state in _LIVE and _claim_key(r) == key]
+        return min(same, key=strength_key) if same else None
+
+    def _prepare(self, proposal: Proposal, tags: tuple[str, ...]) -> Proposal:
+        """Re-birth a repeat as its stored twin (so the write stage dedups it) and add the
+        caller's tags."""
+        record = proposal.record
+        if proposal.kind is not ProposalKind.CREATE or record is None:
+            return proposal
+        twin = self._find_repeat(record)
+        if twin is not None:
+            record = MemoryRecord.create(
+                twin.type, twin.body, twin.provenance, created_at=twin.created_at,
+                slots=twin.slots, confidence=record.confidence, tags=record.tags,
+                occurred_at=record.occurred_at)
+        merged = tuple(dict.fromkeys((*record.tags, *tags)))
+        if merged != record.tags:
+            record = record.evolve(record.created_at, tags=merged)
+        return Proposal(kind=proposal.kind, record=record, target_id=proposal.target_id,
+                        other_id=proposal.other_id, reason=proposal.reason)
+
+    def _merge_tags(self, record_id: str, tags: tuple[str, ...], now: str) -> None:
+        current = self._store.get(record_id)
+        merged = tuple(dict.fromkeys((*current.tags, *tags)))
+        if merged != current.tags:
+            updated = current.evolve(now, tags=merged)
+            self._store.put(updated)
+            self._index((updated,))
+
+    def _sign(self, ids: Sequence[str]) -> None:
+        # Why a second version: the write stage admits only unsigned births (REC-14), so
+        # the identity signs the accepted version explicitly afterwards (SIG-10).
+        if self._identity is None:
+            return
+        for record_id in ids:
+            signed = self._store.get(record_id).sign(self._identity)
+            self._store.put(signed)
+            self._index((signed,))
+
+    def remember(self, text: str, *, tags: Sequence[str] | None = None,
+                 source: str | None = None) -> RememberResult:
+        """Store what ``text`` says.
+
+        A repeat of a live record (same type, body and slots) is not stored
+        again: it reinforces the existing record in the sidecar and merges the
+        new tags into it (one new version, only when the tags change).
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise RecordError("remember needs non-empty text", requirement="REC-5")
+        now = self._clock()
+        wanted = tuple(tags or ())
+        agent = self._identity.address if self._identity is not None else None
+        provenance = Provenance(kind=self._source_kind, ref=source, agent=agent)
+        extracted = extract_all(self._extractor, [text], provenance, now=now)
+        proposals = tuple(self._prepare(p, wanted) for p in extracted)
+        report = ingest(proposals, store=self._store, now=now, scores=self._scores,
+                        indexes=self._indexes)
+        for record_id in report.deduped:
+            self._merge_tags(record_id, wanted, now)
+        self._sign(report.accepted)
+        ids = (*report.accepted, *report.deduped)
+        if not ids:
+            detail = "; ".join(r.message for r in report.rejected) or "no record extracted"
+            raise RecordError(f"nothing was remembered: {detail}", requirement="WR-5")
+        self._remembered += 1
+        consolidation = None
+        if self._auto_consolidate and self._remembered % self._every == 0:
+            consolidation = self.consolidate()
+        self._save_scores()
+        return RememberResult(record_id=ids[0], deduped=not report.accepted, ingest=report,
+                              consolidation=consolidation)
+
+    # -- read --------------------------------------------------------------------------
+
+    def recall(self, query: str, *, budget_tokens: int = 2000, include_history: bool = False,
+               include_archived: bool = False) -> RecallResult:
+        """State-aware, budgeted retrieval; each hit is reinforced in the sidecar."""
+        block = retrieve(query, store=self._store, indexes=self._indexes,
+                         budget_tokens=budget_tokens, now=self._clock(),
+                         include_archived=include_archived, include_history=include_history,
+                         touches=self._scores)
+        self._save_scores()
+        return RecallResult(block=block)
+
+    # -- maintenance -------------------------------------------------------------------
+
+    def consolidate(self) -> ConsolidationReport:
+        """One consolidation pass (no auto-resolver by default)."""
+        report = consolidate(self._store, now=self._clock(), operators=self._operators,
+                             config=self._consolidation_config)
+        self._index_ids(report.touched)
+        return report
+
+    def decay(self) -> DecayReport:
+        """One decay pass: archive what has faded, report what is protected."""
+        return decay(self._store, now=self._clock(), scores=self._scores,
+                     config=self._decay_config, indexes=self._indexes)
+
+    def resolve(self, record_id: str, winner_id: str, reason: str
+                ) -> tuple[MemoryRecord, MemoryRecord]:
+        """Settle the contradiction ``record_id`` is in: ``winner_id`` wins, ``record_id`` loses.
+
+        Both must be the two sides of one transition, and a reason is required.
+        Returns ``(winner', loser')``.
+        """
+        written = resolve(self._store, winner_id=winner_id, loser_id=record_id, reason=reason,
+                          now=self._clock())
+        self._index(written)
+        return written
+
+    def redact(self, record_id: str, reason: str) -> MemoryRecord:
+        """Destroy a record's content in every version (spec section 11); returns the tombstone."""
+        redact = getattr(self._store, "redact", None)
+        if not callable(redact):
+            raise UnsupportedError(f"{type(self._store).__name__} offers no redaction")
+        tombstone: MemoryRecord = redact(record_id, reason=reason, now=self._clock())
+        self._index((tombstone,))
+        return tombstone
+
+    # -- files -------------------------------------------------------------------------
+
+    def export(self, path: str | Path) -> dict[str, Any]:
+        """Write the memory as one canonical MemoryFile (signed with the identity, if any)."""
+        memory_file = export_file(self._store, now=self._clock(), identity=self._identity)
+        Path(path).write_bytes(canonical_json(memory_file))
+        return memory_file
+
+    @classmethod
+    def load(cls, file_path: str | Path, *, path: str | Path | None = None, verify: bool = True,
+             **kwargs: Any) -> Memory:
+        """A Memory holding a MemoryFile's records (``verify`` requires a file signature).
+
+        Loading into an existing ``path`` merges: ids already there are skipped.
+        """
+        memory_file = parse_json(Path(file_path).read_bytes())
+        memory = cls(path, **kwargs)
+        load_file(memory.store, memory_file, verify=verify, indexes=memory.indexes)
+        return memory
+
+    def status(self) -> dict[str, Any]:
+        """Counts by state and type, open contradictions, flagged rules, path and agent."""
+        states = {state.value: 0 for state in RecordState}
+        types = {kind.value: 0 for kind in RecordType}
+        open_pairs: set[tuple[str, ...]] = set()
+        flagged = 0
+        for record in self._store:
+            states[record.state.value] += 1
+            types[record.type.value] += 1
+            if record.transition is not None:
+                open_pairs.add(tuple(sorted(record.transition.sides)))
+            flagged += int(record.flagged)
+        return {
+            "path": None if self._path is None else str(self._path),
+            "agent": None if self._identity is None else self._identity.address,
+            "records": sum(states.values()),
+            "states": states,
+            "types": types,
+            "open_contradictions": len(open_pairs),
+            "flagged_rules": flagged,
+        }

@@ -1,0 +1,150 @@
+"""A keyword SearchIndex on SQLite FTS5 (BM25 over body and tags), injection-proof."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from memspec.reference.ports import SearchIndex
+from memspec.reference.records import MemoryRecord
+from memspec.reference.search.memory_index import check_k, check_query, rank
+from memspec.reference.text import tokenize
+
+from memspec import StoreError
+
+__all__ = ["MAX_QUERY_TOKENS", "SQLiteSearchIndex", "fts_query"]
+
+#: Distinct query tokens used at most; the rest of a very long query is ignored.
+MAX_QUERY_TOKENS = 64
+_BUSY_RETRIES = 50
+_MAX_LIMIT = 2**62  # SQLite integers are 64-bit; a larger k means "all matches" anyway
+_BUSY_SLEEP_SECONDS = 0.01
+_SCHEMA = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS record_fts USING fts5("
+    "record_id UNINDEXED, body, tags, tokenize = 'unicode61')"
+)
+
+
+def fts_query(text: str) -> str:
+    """The FTS5 query for raw ``text``: its distinct tokens, each quoted, OR-joined.
+
+    Tokens come from :func:`memspec.reference.text.tokenize`, so they hold only
+    letters and digits: no quote, operator, column filter, prefix star, ``NEAR``
+    group or ``^`` can reach FTS5 syntax (SRCH-3), and words such as ``OR`` or
+    ``NOT`` are searched as words. An empty string means "nothing to search".
+    """
+    seen: dict[str, None] = {}
+    for token in tokenize(text):
+        seen.setdefault(token, None)
+        if len(seen) == MAX_QUERY_TOKENS:
+            break
+    return " OR ".join(f'"{token}"' for token in seen)
+
+
+class SQLiteSearchIndex(SearchIndex):
+    """FTS5 keyword index in one SQLite file (or ``":memory:"``).
+
+    ``candidates`` returns matches only, scored ``-bm25`` divided by the best
+    match's, so the best match scores 1.0 and every score lies in (0, 1]; ties
+    go by record id. Indexing a record replaces its row; a redaction tombstone
+    removes it and purges its text from the file (RED-7). One lock-guarded
+    connection, WAL for files, one ``BEGIN IMMEDIATE`` transaction per write
+    with retry on contention.
+    """
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self._path = str(path)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self._path, check_same_thread=False,
+                                       isolation_level=None, timeout=5.0)
+            # Why: freed pages are zeroed, so deleted (redacted) text leaves no residue.
+            self._db.execute("PRAGMA secure_delete=ON")
+            if self._path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open search index {self._path}: {exc}") from exc
+        self._closed = False
+
+    def index(self, record: MemoryRecord) -> None:
+        """Make ``record`` findable, replacing any earlier row for its id."""
+        row = None if record.is_tombstone else (record.id, record.body, " ".join(record.tags))
+        with self._lock:
+            self._write(record.id, row)
+            if row is None:
+                self._purge()
+
+    def _purge(self) -> None:
+        # Why: an FTS5 delete only marks index entries as deleted; merging every
+        # segment and checkpointing the WAL removes redacted tokens from disk (RED-7).
+        try:
+            self._db.execute("INSERT INTO record_fts(record_fts) VALUES('optimize')")
+            if self._path != ":memory:":
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            raise StoreError(f"search index purge failed: {exc}") from exc
+
+    def _write(self, record_id: str, row: tuple[str, str, str] | None) -> None:
+        for attempt in range(_BUSY_RETRIES):
+            try:
+                self._open().execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise StoreError(f"search index write failed: {exc}") from exc
+                time.sleep(_BUSY_SLEEP_SECONDS * (attempt + 1))
+                continue
+            try:
+                self._db.execute("DELETE FROM record_fts WHERE record_id = ?", (record_id,))
+                if row is not None:
+                    self._db.execute(
+                        "INSERT INTO record_fts (record_id, body, tags) VALUES (?, ?, ?)", row
+                    )
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._db.execute("ROLLBACK")
+                raise StoreError(f"search index write failed: {exc}") from exc
+            return
+        raise StoreError("search index is busy: gave up after retries")
+
+    def candidates(self, query: str, k: int) -> tuple[tuple[str, float], ...]:
+        """Up to ``k`` ``(record id, score)`` matches, best first (SRCH-1..5)."""
+        check_query(query)
+        check_k(k)
+        expression = fts_query(query)
+        if k == 0 or not expression:
+            return ()
+        with self._lock:
+            try:
+                rows = self._open().execute(
+                    "SELECT record_id, -bm25(record_fts) AS score FROM record_fts "
+                    "WHERE record_fts MATCH ? ORDER BY score DESC, record_id ASC LIMIT ?",
+                    (expression, min(k, _MAX_LIMIT)),
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"search index query failed: {exc}") from exc
+        if not rows:
+            return ()
+        best = max(float(score) for _, score in rows)
+        if best <= 0.0:
+            return rank([(str(rid), 1.0) for rid, _ in rows], k)
+        return rank([(str(rid), min(1.0, max(0.0, float(s) / best))) for rid, s in rows], k)
+
+    def _open(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError("search index is closed")
+        return self._db
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()
+
+    def __len__(self) -> int:
+        with self._lock:
+            row = self._open().execute("SELECT count(*) FROM record_fts").fetchone()
+        return int(row[0])
