@@ -28,6 +28,7 @@ from memspec import (
     MemspecError,
     ProposalError,
     RecordError,
+    SignatureError,
     SigningKey,
     UnsupportedError,
     __version__,
@@ -275,8 +276,14 @@ class ReferenceEngine(EngineBase):
         return {"record": _record(args).sign(_key(args)).model_dump()}
 
     def op_verify_record(self, args: _Args) -> _Args:
-        record = validate_record(_arg(args, "record", RecordError))
-        return {"signed": verify_record(record)}
+        record = _arg(args, "record", RecordError)
+        if isinstance(record, dict) and record.get("signature"):
+            try:  # a badly spelled signature is a signature failure, whatever else is wrong
+                decode_signature(record["signature"])
+            except EncodingError as exc:
+                raise SignatureError(f"signature is malformed: {exc.message}",
+                                     requirement="ENC-3") from exc
+        return {"signed": verify_record(validate_record(record))}
 
     def op_sign_file(self, args: _Args) -> _Args:
         memory_file = validate_file(_arg(args, "file", FileError))
@@ -284,7 +291,7 @@ class ReferenceEngine(EngineBase):
 
     def op_verify_file(self, args: _Args) -> _Args:
         required = _typed(args, "require_signature", bool, FileError)
-        verify_file(validate_file(_arg(args, "file", FileError)), require_signature=required)
+        verify_file(_arg(args, "file", FileError), require_signature=required)
         return {}
 
     # -- lifecycle ---------------------------------------------------------------------

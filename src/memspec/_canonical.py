@@ -67,6 +67,14 @@ def _pointer(path: tuple[str | int, ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _fast_check(value: Any, depth: int, limits: Limits) -> bool:
     """True when ``value`` is certainly valid; False sends the caller to the precise walk."""
     kind = type(value)
@@ -87,7 +95,7 @@ def _fast_check(value: Any, depth: int, limits: Limits) -> bool:
             return False
         sub = type(item)
         if sub is str:
-            if len(item) > max_chars:
+            if len(item) > max_chars or not (item.isascii() or _encodable(item)):
                 return False
         elif sub is int:
             if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
@@ -122,6 +130,11 @@ def _precise_check(value: Any, limits: Limits) -> None:
                     f"string of {len(item)} characters exceeds the limit of {max_chars}",
                     pointer=_pointer(path),
                 )
+            if not item.isascii() and not _encodable(item):
+                raise CanonicalJSONError(
+                    "string holds a lone surrogate, which has no UTF-8 encoding",
+                    pointer=_pointer(path), requirement="CJ-8",
+                )
             continue
         if kind is dict:
             if len(path) >= max_depth:
@@ -131,6 +144,11 @@ def _precise_check(value: Any, limits: Limits) -> None:
                     raise CanonicalJSONError(
                         f"object key {key!r} is not a string", pointer=_pointer(path),
                         requirement="CJ-1",
+                    )
+                if not key.isascii() and not _encodable(key):
+                    raise CanonicalJSONError(
+                        "object key holds a lone surrogate, which has no UTF-8 encoding",
+                        pointer=_pointer(path), requirement="CJ-8",
                     )
                 if not key.isascii() and not unicodedata.is_normalized("NFC", key):
                     raise CanonicalJSONError(
@@ -250,33 +268,4 @@ def parse_json(data: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
     except RecursionError as exc:
         raise LimitError(f"nesting deeper than {limits.max_depth}") from exc
     check_json_value(value, limits)
-    if not text.isascii() or _SURROGATE_ESCAPE.search(text):
-        _check_encodable(value)
     return value
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _check_encodable(value: Any) -> None:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            strings = [item]
-        elif isinstance(item, dict):
-            strings = list(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-            continue
-        else:
-            continue
-        for string in strings:
-            try:
-                string.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise CanonicalJSONError(
-                    "string holds a lone surrogate, which has no UTF-8 encoding",
-                    requirement="CJ-8",
-                ) from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memspec._canonical import DEFAULT_LIMITS, Limits, canonical_json, check_json_value
-from memspec._encoding import check_timestamp, public_key_from_address
+from memspec._encoding import check_timestamp, decode_signature, public_key_from_address
 from memspec._errors import EncodingError, FileError, MemspecError, SignatureError
 from memspec._record import validate_record, verify_record
 from memspec._signing import CONTEXT_MEMORY_FILE, SigningKey, verify_by_address
@@ -69,6 +69,11 @@ def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS) -> dict[
     if signature and agent is None:
         raise FileError("a signed memory file must name its agent", pointer="/agent",
                         requirement="FILE-3")
+    if signature:
+        try:
+            decode_signature(signature)
+        except EncodingError as exc:
+            raise FileError(exc.message, pointer="/signature", requirement="ENC-3") from exc
     try:
         check_json_value(file_payload(memory_file), limits)
     except MemspecError as exc:
@@ -101,8 +106,14 @@ def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True) 
     The caller, never the file, decides whether a signature is required: with
     ``require_signature`` a missing or empty signature is a failure.
     """
+    signature = memory_file.get("signature") if isinstance(memory_file, dict) else None
+    if isinstance(signature, str) and signature:
+        try:
+            decode_signature(signature)
+        except EncodingError as exc:
+            raise SignatureError(f"file signature is malformed: {exc.message}",
+                                 pointer="/signature", requirement="ENC-3") from exc
     validate_file(memory_file)
-    signature = memory_file["signature"]
     if signature:
         verify_by_address(memory_file["agent"], CONTEXT_MEMORY_FILE, file_payload(memory_file),
                           signature)

@@ -14,6 +14,7 @@ from memspec._canonical import DEFAULT_LIMITS, Limits, canonical_json, check_jso
 from memspec._encoding import (
     check_timestamp,
     confidence_from_wire,
+    decode_signature,
     public_key_from_address,
 )
 from memspec._errors import EncodingError, MemspecError, RecordError, SignatureError
@@ -169,6 +170,10 @@ def _check_signature_fields(record: dict[str, Any]) -> None:
     if signature == "":
         raise _fail("signed_by names a signer but the signature is empty", "SIG-6",
                     "/signature")
+    try:
+        decode_signature(signature)
+    except EncodingError as exc:
+        raise _fail(exc.message, "ENC-3", "/signature") from exc
 
 
 def validate_record(record: object, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
