@@ -70,6 +70,15 @@ from memspec._record import (
     validate_record,
     verify_record,
 )
+from memspec._schemas import (
+    SCHEMA_BASE,
+    iter_errors,
+    load_schema,
+    schema_id,
+    schema_names,
+    validator_for,
+)
+from memspec._schemas import validate as validate_schema
 from memspec._signing import (
     CONTEXT_MEMORY_FILE,
     CONTEXT_RECORD,
@@ -100,6 +109,7 @@ __all__ = [
     "RECORD_STATES",
     "RECORD_TYPES",
     "REDACTED_BODY",
+    "SCHEMA_BASE",
     "SPEC_VERSION",
     "CanonicalJSONError",
     "EncodingError",
@@ -136,9 +146,13 @@ __all__ = [
     "file_canonical_bytes",
     "file_payload",
     "is_tombstone",
+    "iter_errors",
+    "load_schema",
     "parse_json",
     "public_key_from_address",
     "record_id",
+    "schema_id",
+    "schema_names",
     "sign_file",
     "sign_record",
     "signed_payload",
@@ -147,6 +161,8 @@ __all__ = [
     "unknown_fields",
     "validate_file",
     "validate_record",
+    "validate_schema",
+    "validator_for",
     "verify_by_address",
     "verify_file",
     "verify_record",
