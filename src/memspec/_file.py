@@ -114,12 +114,7 @@ def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True) 
             raise SignatureError(f"file signature is malformed: {exc.message}",
                                  pointer="/signature", requirement="ENC-3") from exc
     validate_file(memory_file)
-    if signature:
-        verify_by_address(memory_file["agent"], CONTEXT_MEMORY_FILE, file_payload(memory_file),
-                          signature)
-    elif require_signature:
-        raise SignatureError("the memory file is unsigned but verification was requested",
-                             pointer="/signature", requirement="FILE-5")
+    # Records first: when one was altered, naming it says more than "the file changed".
     for index, record in enumerate(memory_file["records"]):
         try:
             verify_record(record)
@@ -127,5 +122,14 @@ def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True) 
             raise SignatureError(f"record {record['id']} (index {index}): {exc.message}",
                                  pointer=f"/records/{index}/signature",
                                  requirement=exc.requirement or "FILE-6") from exc
-
-
+    if signature:
+        try:
+            verify_by_address(memory_file["agent"], CONTEXT_MEMORY_FILE,
+                              file_payload(memory_file), signature)
+        except SignatureError as exc:
+            raise SignatureError(f"file signature by {memory_file['agent']}: {exc.message} "
+                                 "(the file changed after signing, or another key signed it)",
+                                 pointer="/signature", requirement=exc.requirement) from exc
+    elif require_signature:
+        raise SignatureError("the memory file is unsigned but verification was requested",
+                             pointer="/signature", requirement="FILE-5")

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from memspec import canonical_json, record_id
+from memspec import SigningKey, canonical_json, record_id, sign_file, sign_record
 
 
 def test_validate_accepts_the_published_file(memspec, write, memory_file):
@@ -67,10 +67,19 @@ def test_verify_strict_by_default(memspec, write, memory_file):
 
 
 def test_verify_names_the_tampered_record(memspec, write, memory_file, seed_a):
-    memory_file["records"][0]["state_reason"] = "tampered"
-    run = memspec("verify", write("m.json", memory_file), "--json")
+    key = SigningKey.from_hex(seed_a)
+    memory_file["records"] = [sign_record(r, key) for r in memory_file["records"]]
+    signed = sign_file(memory_file, key)
+    assert memspec("verify", write("ok.json", signed)).code == 0
+    signed["records"][1]["state_reason"] = "tampered"
+    run = memspec("verify", write("m.json", signed), "--json")
     assert run.code == 1
-    assert run.json()["valid"] is False
+    error = run.json()["inputs"][0]["error"]["message"]
+    assert signed["records"][1]["id"] in error and "index 1" in error
+    unsigned = dict(memory_file, signature="")
+    unsigned["records"][0] = dict(unsigned["records"][0], body="x")
+    run = memspec("verify", write("u.json", unsigned), "--allow-unsigned")
+    assert run.code == 1
 
 
 def test_id_and_canonicalize(memspec, write, memory_file):

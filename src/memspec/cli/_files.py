@@ -72,33 +72,46 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
-    loaded = read_input(args.path)
-    result: dict[str, Any] = {"path": args.path, "kind": loaded.kind}
+def _verify_path(path: str, allow_unsigned: bool) -> tuple[dict[str, Any], str, bool]:
+    loaded = read_input(path)
+    result: dict[str, Any] = {"path": path, "kind": loaded.kind}
     try:
         if loaded.kind == "file":
-            verify_file(loaded.value, require_signature=not args.allow_unsigned)
+            verify_file(loaded.value, require_signature=not allow_unsigned)
             signed = sum(1 for r in loaded.records if r.get("signed_by"))
             result.update(valid=True, file_signed=bool(loaded.value["signature"]),
                           signed_records=signed)
-            text = (f"{args.path}: ok (file signature "
+            text = (f"{path}: ok (file signature "
                     f"{'valid' if loaded.value['signature'] else 'absent, allowed'}; "
                     f"{signed} signed records verified)")
         elif loaded.kind in ("record", "records", "jsonl"):
             unsigned = [r.get("id") for r in loaded.records if not _verify_one(r)]
-            if unsigned and not args.allow_unsigned:
+            if unsigned and not allow_unsigned:
                 raise MemspecError(f"{len(unsigned)} records are unsigned: {unsigned[:5]}",
                                    requirement="SIG-8")
             result.update(valid=True, unsigned=unsigned)
-            text = f"{args.path}: ok ({len(loaded.records) - len(unsigned)} signatures valid)"
+            text = f"{path}: ok ({len(loaded.records) - len(unsigned)} signatures valid)"
         else:
-            raise UsageError(f"{args.path}: not a record or memory file")
+            raise MemspecError(f"{path}: not a record or memory file", requirement="REC-1")
     except MemspecError as exc:
         result.update(valid=False, error=exc.to_wire(), pointer=exc.pointer)
-        emit(args.json, result, f"{args.path}#{exc.pointer or '/'}: {exc}")
-        return 1
-    emit(args.json, result, text)
-    return 0
+        return result, f"{path}#{exc.pointer or '/'}: {exc}", False
+    return result, text, True
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    results, lines, ok = [], [], True
+    for path in args.paths:
+        try:
+            result, text, valid = _verify_path(path, args.allow_unsigned)
+        except MemspecError as exc:
+            result, text, valid = ({"path": path, "valid": False, "error": exc.to_wire()},
+                                   f"{path}: {exc}", False)
+        results.append(result)
+        lines.append(text)
+        ok = ok and valid
+    emit(args.json, {"valid": ok, "inputs": results}, "\n".join(lines))
+    return 0 if ok else 1
 
 
 def _verify_one(record: Any) -> bool:
@@ -195,8 +208,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     p.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
     p = add("verify", cmd_verify, "Verify the signatures of a memory file and every signed record "
             "in it (a file signature is required unless --allow-unsigned).",
-            "  memspec verify memory.json\n  memspec verify memory.json --allow-unsigned")
-    p.add_argument("path", metavar="PATH")
+            "  memspec verify memory.json\n  memspec verify memory.json --allow-unsigned\n"
+            "  memspec verify a.json b.json --json")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
     p.add_argument("--allow-unsigned", action="store_true",
                    help="accept an unsigned file or record (explicit opt-out)")
     p = add("id", cmd_id, "Print the content address of each record (and whether it matches).",
