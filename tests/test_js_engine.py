@@ -1,0 +1,165 @@
+"""The JavaScript example engine (examples/js-engine), certified by the kit as a process.
+
+The engine was written from SPEC.md alone, in another language, with no memspec code: if the kit
+certifies it for the profiles it claims (format, signing, store), "any language" holds. The kit
+runs in a subprocess exactly as an engine author would run it; the assertions read its JSON
+report. A second test drives the engine directly with public vectors the kit does not send
+through an engine (Wycheproof and RFC 8032 Ed25519, RFC 8785 JCS).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memspec._data import data_path
+from memspec.engine import profiles
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = ROOT / "examples" / "js-engine" / "engine.js"
+NODE = shutil.which("node")
+CLAIMED = ("format", "signing", "store")
+ENGINE_NAME = "memspec-js-example"
+KIT_TIMEOUT = 1800
+
+pytestmark = pytest.mark.skipif(
+    NODE is None,
+    reason="node is not on PATH: the JavaScript example engine needs Node.js (20 or later)",
+)
+
+
+def _engine_command() -> list[str]:
+    assert NODE is not None
+    return [NODE, str(ENGINE)]
+
+
+@pytest.fixture(scope="module")
+def kit_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Run the conformance kit against the JS engine once; its JSON report."""
+    workdir = tmp_path_factory.mktemp("js-kit")
+    report_path = workdir / "report.json"
+    command = [
+        sys.executable, "-m", "pytest", "--pyargs", "memspec.conformance",
+        f"--memspec-engine-cmd={shlex.join(_engine_command())}",
+        f"--memspec-report={report_path}", "-q", "-p", "no:cacheprovider",
+    ]
+    # Run from an empty folder, as an engine author would: the kit comes from the package.
+    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True,
+                          timeout=KIT_TIMEOUT, check=False)
+    tail = "\n".join((done.stdout + done.stderr).splitlines()[-60:])
+    assert report_path.exists(), f"the kit wrote no report (exit {done.returncode}):\n{tail}"
+    report: dict[str, Any] = json.loads(report_path.read_text(encoding="utf-8"))
+    report["_output_tail"] = tail
+    return report
+
+
+def _requirements(report: dict[str, Any], profile: str) -> list[dict[str, Any]]:
+    return [req for req in report["requirements"] if req["profile"] == profile]
+
+
+def test_the_kit_talks_to_the_js_engine_over_the_process_protocol(
+        kit_report: dict[str, Any]) -> None:
+    engine = kit_report["engine"]
+    assert kit_report["mode"] == "process"
+    assert engine["name"] == ENGINE_NAME
+    assert engine["spec_version"] == "fg-agent-memory/0.1"
+    assert engine["protocol"] == "memspec-engine/1"
+    assert sorted(engine["profiles"]) == sorted(CLAIMED)
+
+
+@pytest.mark.parametrize("profile", CLAIMED)
+def test_claimed_profiles_are_certified(kit_report: dict[str, Any], profile: str) -> None:
+    verdict = kit_report["profiles"][profile]
+    broken = [f"{req['id']} {req['outcome']}: " + "; ".join(
+                  f"{t['nodeid']} {t['outcome']}" for t in req.get("tests", [])
+                  if t["outcome"] not in ("passed", "not-claimed"))
+              for req in _requirements(kit_report, profile)
+              if req["outcome"] not in ("passed", "untestable")]
+    assert not broken, (
+        f"the JS engine is not certified for {profile}:\n" + "\n".join(broken)
+        + "\n--- kit output (tail) ---\n" + kit_report["_output_tail"]
+    )
+    assert verdict == {"claimed": True, "verdict": "certified"}, verdict
+    assert _requirements(kit_report, profile), f"the report lists no {profile} requirement"
+
+
+def test_unclaimed_profiles_are_never_run(kit_report: dict[str, Any]) -> None:
+    unclaimed = sorted(set(profiles()) - set(CLAIMED) - {"core"})
+    assert unclaimed, "spec/operations.json lists no other profile"
+    for profile in unclaimed:
+        assert kit_report["profiles"][profile]["claimed"] is False, profile
+        assert kit_report["profiles"][profile]["verdict"] == "not-claimed", profile
+        outcomes = {req["id"]: req["outcome"] for req in _requirements(kit_report, profile)}
+        ran = {rid: outcome for rid, outcome in outcomes.items() if outcome != "not-claimed"}
+        assert not ran, f"{profile} is not claimed, yet the kit judged {ran}"
+
+
+def test_the_engine_breaks_no_core_requirement(kit_report: dict[str, Any]) -> None:
+    # core is always checked; "not-run" there is a gap in the kit, not a fault of the engine.
+    bad = {req["id"]: req["outcome"] for req in _requirements(kit_report, "core")
+           if req["outcome"] in ("failed", "errored")}
+    assert not bad, f"the JS engine breaks the engine protocol: {bad}"
+
+
+# ----------------------------------------------------------------- public vectors, directly
+
+
+@pytest.fixture(scope="module")
+def js_engine() -> Iterator[Any]:
+    from memspec.protocol import ProcessEngine
+
+    engine = ProcessEngine(_engine_command(), timeout=30)
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+def _external(name: str) -> Any:
+    return json.loads(data_path("vectors", f"external/{name}").read_text(encoding="utf-8"))
+
+
+def _wycheproof_cases() -> list[Any]:
+    data = _external("wycheproof/ed25519_test.json")
+    cases = []
+    for group in data["testGroups"]:
+        key = (group.get("publicKey") or group["key"])["pk"]
+        for test in group["tests"]:
+            cases.append(pytest.param(key, test, id=f"wycheproof-{test['tcId']}"))
+    return cases
+
+
+@pytest.mark.parametrize(("public_key", "test"), _wycheproof_cases())
+def test_wycheproof_ed25519_through_the_engine(js_engine: Any, public_key: str,
+                                               test: dict[str, Any]) -> None:
+    """SIG-3 names the Wycheproof verdicts; node's Ed25519 (OpenSSL) must reach every one."""
+    got = js_engine.call("ed25519_verify", {"public_key_hex": public_key,
+                                            "message_hex": test["msg"],
+                                            "signature_hex": test["sig"]})
+    assert got["valid"] is (test["result"] == "valid"), f"{test['comment']}: {got}"
+
+
+def test_rfc8032_keys_and_signatures_through_the_engine(js_engine: Any) -> None:
+    for vector in _external("rfc8032/rfc8032-7.1-ed25519.json")["vectors"]:
+        derived = js_engine.call("derive_key", {"seed_hex": vector["secret_key"]})
+        assert derived["public_key_hex"] == vector["public_key"], vector["name"]
+        verdict = js_engine.call("ed25519_verify", {"public_key_hex": vector["public_key"],
+                                                    "message_hex": vector["message"],
+                                                    "signature_hex": vector["signature"]})
+        assert verdict["valid"] is True, vector["name"]
+
+
+@pytest.mark.parametrize("name", ["arrays", "french"])
+def test_rfc8785_inputs_that_agree_with_canonical_json(js_engine: Any, name: str) -> None:
+    text = data_path("vectors", f"external/jcs/input/{name}.json").read_text(encoding="utf-8")
+    expected = data_path("vectors", f"external/jcs/outhex/{name}.txt").read_text(encoding="utf-8")
+    got = js_engine.call("canonicalize", {"text": text})["hex"]
+    assert got == "".join(expected.split()).lower()
