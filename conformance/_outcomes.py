@@ -1,0 +1,182 @@
+"""Outcomes, requirement levels and the requirement catalogue the kit certifies against.
+
+A kit test ends as one of :data:`TEST_OUTCOMES`. Two of them are signalled
+with a ``pytest.skip`` whose reason starts with a machine-readable prefix, so
+the plugin and the report can tell them from an ordinary skip:
+``memspec:not-claimed:`` (the engine does not claim the test's profile) and
+``memspec:untestable:`` (the requirement cannot be observed in this mode).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from memspec._data import load_json
+
+__all__ = [
+    "ALWAYS_PROFILES",
+    "ERRORED",
+    "FAILED",
+    "KIT_UNTESTABLE",
+    "LEVELS",
+    "NOT_CLAIMED",
+    "NOT_CLAIMED_PREFIX",
+    "PASSED",
+    "SKIPPED",
+    "TEST_OUTCOMES",
+    "UNTESTABLE",
+    "UNTESTABLE_PREFIX",
+    "WARNING",
+    "Requirement",
+    "binding",
+    "catalogue",
+    "first_line",
+    "is_fault",
+    "load_hypothesis_profile",
+    "not_claimed_reason",
+    "report_status",
+    "skip_reason",
+    "untestable_reason",
+]
+
+PASSED = "passed"
+FAILED = "failed"
+ERRORED = "errored"
+NOT_CLAIMED = "not-claimed"
+UNTESTABLE = "untestable"
+SKIPPED = "skipped"
+#: A failed SHOULD / MAY test: reported as failed, shown as a warning, never failing a profile.
+WARNING = "warning"
+TEST_OUTCOMES = (PASSED, FAILED, ERRORED, NOT_CLAIMED, UNTESTABLE, SKIPPED)
+
+NOT_CLAIMED_PREFIX = "memspec:not-claimed: "
+UNTESTABLE_PREFIX = "memspec:untestable: "
+
+LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")
+#: Profiles every engine is checked against without claiming them.
+ALWAYS_PROFILES = frozenset({"core"})
+
+#: Requirements a black-box kit cannot observe through the Engine interface, with the reason.
+KIT_UNTESTABLE: dict[str, str] = {
+    "OP-4": "architecture rule: operators' lack of store access is not observable through the "
+            "engine interface",
+    "OP-5": "architecture rule: the kit runs engines offline but cannot prove no model is used",
+    "STORE-7": "atomicity under a crash mid-write cannot be provoked through the engine interface",
+    "STORE-9": "the on-disk layout of a file store is not visible through the engine interface",
+    "STORE-12": "the engine protocol is one request at a time, so concurrent writers cannot be "
+                "driven through it",
+}
+
+@dataclass(frozen=True)
+class Requirement:
+    """One catalogue entry."""
+
+    id: str
+    level: str
+    profile: str
+    summary: str
+    untestable: str | None = None
+
+    @property
+    def binding(self) -> bool:
+        """Whether failing it fails certification (MUST / MUST NOT)."""
+        return binding(self.level)
+
+
+def binding(level: str) -> bool:
+    """MUST and MUST NOT bind; SHOULD and MAY failures are warnings."""
+    return level in ("MUST", "MUST NOT")
+
+
+@cache
+def catalogue() -> dict[str, Requirement]:
+    """Every requirement by id, in spec order, from the package's spec/requirements.json.
+
+    The kit's own untestable reasons (:data:`KIT_UNTESTABLE`) fill in where the
+    spec gives none.
+    """
+    data: dict[str, Any] = load_json("spec", "requirements.json")
+    found: dict[str, Requirement] = {}
+    for item in data["requirements"]:
+        reason = item.get("untestable") or KIT_UNTESTABLE.get(item["id"])
+        found[item["id"]] = Requirement(
+            id=item["id"], level=item["level"], profile=item["profile"],
+            summary=item.get("summary", ""), untestable=reason or None,
+        )
+    return found
+
+
+def not_claimed_reason(profiles: list[str] | tuple[str, ...], engine: str) -> str:
+    """The skip reason of a test whose profile the engine does not claim."""
+    names = ", ".join(profiles)
+    return f"{NOT_CLAIMED_PREFIX}{engine} does not claim profile {names}"
+
+
+def untestable_reason(why: str) -> str:
+    """The skip reason of a test that cannot observe its requirement here."""
+    return f"{UNTESTABLE_PREFIX}{why}"
+
+
+# --------------------------------------------------------------------------- pytest glue
+
+
+def report_status(report: Any) -> Any:
+    """Terminal category, letter and word for a kit test report (None: pytest decides)."""
+    outcome = getattr(report, "memspec_outcome", None)
+    if outcome == ERRORED:
+        return "errored", "E", ("ERRORED", {"red": True})
+    if outcome == NOT_CLAIMED:
+        return "not-claimed", "n", ("NOT CLAIMED", {"yellow": True})
+    if outcome == UNTESTABLE:
+        return "untestable", "u", ("UNTESTABLE", {"yellow": True})
+    if outcome == WARNING:
+        return "should-warning", "w", ("SHOULD WARNING", {"yellow": True})
+    return None
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    """The first non-blank line of ``text``, capped at ``limit`` characters."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def is_fault(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is (or a hypothesis group holds) an EngineFault."""
+    from memspec.protocol import EngineFault
+
+    if isinstance(exc, EngineFault):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return any(is_fault(inner) for inner in exc.exceptions)
+    return False
+
+
+def skip_reason(report: Any) -> str:
+    """The reason of a skipped pytest report, without pytest's ``Skipped: `` prefix."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return ""
+
+
+def load_hypothesis_profile(thorough: bool) -> None:
+    """Small, derandomized, deadline-free hypothesis runs (many more with ``thorough``)."""
+    from hypothesis import HealthCheck, settings
+
+    # The engine fixture is function-scoped on purpose (reset per test); property tests
+    # that need a fresh engine per example call engine.reset() themselves.
+    suppressed = [
+        getattr(HealthCheck, name)
+        for name in ("function_scoped_fixture", "too_slow", "filter_too_much")
+        if hasattr(HealthCheck, name)
+    ]
+    common: dict[str, Any] = {
+        "derandomize": True, "deadline": None, "database": None, "print_blob": False,
+        "suppress_health_check": suppressed,
+    }
+    settings.register_profile("memspec-fast", max_examples=20, stateful_step_count=15, **common)
+    settings.register_profile("memspec-thorough", max_examples=300, stateful_step_count=50,
+                              **common)
+    settings.load_profile("memspec-thorough" if thorough else "memspec-fast")

@@ -1,0 +1,417 @@
+"""The kit's side of an engine: one connection per run, one :class:`EngineSession` per test.
+
+:class:`Connection` owns the engine (in-process or :class:`ProcessEngine`),
+does the handshake, normalizes in-process behaviour to what the process
+protocol would show (JSON round trip, typed errors become
+:class:`memspec.EngineError`, results checked against ``schemas/protocol.json``)
+and gives up on an engine that faults again and again, so a hung engine cannot
+stall a run for hours. :class:`EngineSession` is the ``engine`` fixture tests
+use. :func:`smoke` is the quick "is my adapter wired right" check.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memspec._errors import EngineError, MemspecError
+from memspec.conformance._outcomes import ALWAYS_PROFILES
+from memspec.engine import Engine, operations, profiles
+from memspec.protocol import (
+    INTERNAL,
+    WIRE_ERROR_CODES,
+    EngineFault,
+    ProcessEngine,
+    check_handshake,
+    check_result,
+    encode_message,
+)
+
+__all__ = [
+    "CallRecord",
+    "Connection",
+    "EngineSession",
+    "SmokeCheck",
+    "SmokeResult",
+    "smoke",
+    "summarize",
+]
+
+#: Fatal faults (engine will not start, fails its handshake, stops answering) in a row
+#: after which the kit stops calling the engine and errors the remaining tests at once.
+MAX_CONSECUTIVE_FAULTS = 3
+_TRANSCRIPT_LIMIT = 40
+
+
+def summarize(value: Any, limit: int = 160) -> str:
+    """A one-line, length-capped JSON rendering for messages."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    except ValueError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One call in a test's transcript."""
+
+    op: str
+    args: str
+    outcome: str
+
+    def __str__(self) -> str:
+        return f"{self.op}({self.args}) -> {self.outcome}"
+
+
+class Connection:
+    """The engine under test for a whole run."""
+
+    def __init__(
+        self, engine: Engine, *, label: str, max_consecutive_faults: int = MAX_CONSECUTIVE_FAULTS
+    ) -> None:
+        self.engine = engine
+        self.label = label
+        self.mode = "process" if isinstance(engine, ProcessEngine) else "in-process"
+        self.max_consecutive_faults = max_consecutive_faults
+        self.info: dict[str, Any] | None = None
+        self.start_fault: str | None = None
+        self.abandoned: str | None = None
+        self._faults_in_a_row = 0
+
+    # -- handshake and claims
+
+    def start(self) -> dict[str, Any] | None:
+        """Do the handshake once; None (with ``start_fault`` set) if it faulted."""
+        if self.info is not None:
+            return self.info
+        try:
+            info = self.engine.describe()
+            info = json.loads(encode_message(info)) if isinstance(info, dict) else info
+            check_handshake(info)
+        except EngineFault as exc:
+            self.start_fault = str(exc)
+            self._count_fault(str(exc))  # a failed handshake is always fatal
+            return None
+        except (TypeError, ValueError) as exc:
+            self.start_fault = f"engine's describe() is not JSON: {exc}"
+            self._count_fault(self.start_fault)
+            return None
+        self.info = dict(info)
+        self.start_fault = None
+        return self.info
+
+    @property
+    def claimed(self) -> frozenset[str]:
+        """Profiles the engine claims, plus those every engine is checked for."""
+        claimed = self.info.get("profiles", []) if self.info else []
+        return frozenset(claimed) | ALWAYS_PROFILES
+
+    @property
+    def name(self) -> str:
+        """The engine's own name, or the label it was loaded by."""
+        return str(self.info.get("name")) if self.info else self.label
+
+    # -- calls
+
+    def _count_fault(self, message: str) -> None:
+        # Only faults that say the engine cannot be reached count; one bad answer (even
+        # repeated by hypothesis while it shrinks) must not end the run.
+        self._faults_in_a_row += 1
+        if self._faults_in_a_row >= self.max_consecutive_faults:
+            self.abandoned = (
+                f"engine abandoned after {self._faults_in_a_row} consecutive faults; "
+                f"last: {message.splitlines()[0] if message else '?'}"
+            )
+
+    def call(self, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """One operation; every engine behaviour maps to a result, EngineError or EngineFault."""
+        __tracebackhide__ = True
+        if self.abandoned:
+            raise EngineFault(self.abandoned)
+        if self.info is None and self.start() is None:
+            raise EngineFault(f"engine is unavailable: {self.start_fault}")
+        try:
+            if self.mode == "process":
+                result = self.engine.call(op, dict(args))
+            else:
+                result = self._call_in_process(op, args)
+        except EngineFault as exc:
+            if exc.fatal:
+                self._count_fault(str(exc))
+            raise
+        except EngineError:
+            self._faults_in_a_row = 0
+            raise
+        self._faults_in_a_row = 0
+        return result
+
+    def _call_in_process(self, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        __tracebackhide__ = True
+        wire_args = json.loads(encode_message(dict(args)))
+        try:
+            result = self.engine.call(op, wire_args)
+        except EngineFault:
+            raise
+        except MemspecError as exc:
+            if exc.code in WIRE_ERROR_CODES:
+                raise EngineError(exc.code, str(exc), requirement=exc.requirement) from exc
+            raise EngineError(INTERNAL, f"unclassified error ({exc.code!r}): {exc}") from exc
+        except Exception as exc:
+            raise EngineError(INTERNAL, f"{type(exc).__name__}: {exc}") from exc
+        if not isinstance(result, dict):
+            raise EngineFault(f"engine returned {type(result).__name__} for {op!r}, not an object")
+        try:
+            result = json.loads(encode_message(result))
+        except (TypeError, ValueError) as exc:
+            raise EngineFault(f"engine's result for {op!r} is not JSON: {exc}") from exc
+        check_result(op, result)
+        return dict(result)
+
+    def close(self) -> None:
+        """Release the engine."""
+        self.engine.close()
+
+
+class EngineSession:
+    """The ``engine`` fixture: one test's view of the engine under test."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._conn = connection
+        self.transcript: list[CallRecord] = []
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """The handshake: ``{name, version, spec_version, protocol, profiles}``."""
+        info = self._conn.info if self._conn.info is not None else self._conn.start()
+        if info is None:
+            raise EngineFault(f"engine is unavailable: {self._conn.start_fault}")
+        return dict(info)
+
+    @property
+    def mode(self) -> str:
+        """``in-process`` or ``process``."""
+        return self._conn.mode
+
+    @property
+    def raw(self) -> Engine:
+        """The underlying Engine (for protocol-level checks only)."""
+        return self._conn.engine
+
+    def claims(self, profile: str) -> bool:
+        """Whether the engine claims ``profile`` (core is always claimed)."""
+        return profile in self._conn.claimed
+
+    def request(self, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Run ``op`` with an argument object (for argument names that are not identifiers).
+
+        An operation of a profile the engine does not claim ends the test as
+        *not claimed* (the engine cannot be judged on it) instead of calling it.
+        """
+        __tracebackhide__ = True
+        self._require_claim(op)
+        shown = summarize(args)
+        try:
+            result = self._conn.call(op, args)
+        except EngineError as exc:
+            self._log(CallRecord(op, shown, f"error {exc.code}: {summarize(exc.message, 120)}"))
+            raise
+        except EngineFault as exc:
+            self._log(CallRecord(op, shown, f"FAULT: {str(exc).splitlines()[0]}"))
+            raise
+        self._log(CallRecord(op, shown, summarize(result)))
+        return result
+
+    def call(self, op: str, /, **args: Any) -> dict[str, Any]:
+        """Run ``op``; raises EngineError when the engine rejects, EngineFault when it breaks."""
+        __tracebackhide__ = True
+        return self.request(op, args)
+
+    def reject_request(self, op: str, error_class: str, args: Mapping[str, Any]) -> EngineError:
+        """Assert ``op`` fails with ``error_class``; return the error."""
+        __tracebackhide__ = True
+        try:
+            result = self.request(op, args)
+        except EngineError as exc:
+            if exc.code != error_class:
+                raise AssertionError(
+                    f"{op}({summarize(args)}) should fail with {error_class!r} but failed with "
+                    f"{exc.code!r}: {exc.message}"
+                ) from None
+            return exc
+        raise AssertionError(
+            f"{op}({summarize(args)}) should fail with {error_class!r} but succeeded: "
+            f"{summarize(result)}"
+        )
+
+    def reject(self, op: str, error_class: str, /, **args: Any) -> EngineError:
+        """Assert ``op`` fails with ``error_class``; return the error."""
+        __tracebackhide__ = True
+        return self.reject_request(op, error_class, args)
+
+    def reset(self) -> None:
+        """Back to an empty engine (the fixture already did this once)."""
+        self.request("reset", {})
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """Latest versions and version counts of every record (None if store is not claimed)."""
+        if not self.claims("store"):
+            return None
+        records = self.request("iterate", {})["records"]
+        versions = {
+            rec["id"]: len(self.request("history", {"id": rec["id"]})["records"])
+            for rec in records
+        }
+        return {"records": records, "versions": versions}
+
+    def _require_claim(self, op: str) -> None:
+        spec = operations().get(op)
+        profile = spec.get("profile") if spec else None
+        if profile is None or self._conn.info is None or self.claims(profile):
+            return
+        import pytest
+
+        from memspec.conformance._outcomes import not_claimed_reason
+
+        pytest.skip(not_claimed_reason([profile], self._conn.name))
+
+    def _log(self, record: CallRecord) -> None:
+        self.transcript.append(record)
+        if len(self.transcript) > _TRANSCRIPT_LIMIT:
+            del self.transcript[0]
+
+
+# --------------------------------------------------------------------------- smoke
+
+
+@dataclass(frozen=True)
+class SmokeCheck:
+    """One smoke check: what was tried and what happened."""
+
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SmokeResult:
+    """Whether an engine adapter is wired right (not a conformance verdict)."""
+
+    ok: bool
+    engine: dict[str, Any] | None
+    checks: tuple[SmokeCheck, ...] = field(default_factory=tuple)
+
+    def lines(self) -> list[str]:
+        """Human-readable lines, one per check."""
+        return [f"{'ok  ' if c.ok else 'FAIL'} {c.name}{': ' + c.detail if c.detail else ''}"
+                for c in self.checks]
+
+
+def _trivial_args() -> dict[str, dict[str, Any]]:
+    from memspec.conformance._builders import memory_file, proposal, record
+    from memspec.conformance._clock import KitClock
+
+    now = KitClock().now()
+    rec = record(created_at=now)
+    seed = "00" * 32
+    return {
+        "canonicalize": {"text": "{}"},
+        "canonical_timestamp": {"value": now},
+        "confidence_to_wire": {"value": 1},
+        "address": {"public_key_hex": "00" * 32},
+        "parse_address": {"address": "amp:key:11111111111111111111111111111111"},
+        "decode_signature": {"signature": "A" * 86 + "=="},
+        "record_id": {"record": rec},
+        "validate_record": {"record": rec},
+        "create_record": {"type": "fact", "body": "smoke", "now": now,
+                          "provenance": {"kind": "observation", "ref": None, "agent": None}},
+        "evolve_record": {"record": rec, "changes": {"tags": ["smoke"]}, "now": now},
+        "validate_file": {"file": memory_file([rec], created_at=now)},
+        "derive_key": {"seed_hex": seed},
+        "signing_input": {"context": "record", "payload": {}},
+        "ed25519_verify": {"public_key_hex": "00" * 32, "message_hex": "",
+                           "signature_hex": "00" * 64},
+        "sign_record": {"record": rec, "seed_hex": seed},
+        "verify_record": {"record": rec},
+        "sign_file": {"file": memory_file([rec], created_at=now), "seed_hex": seed},
+        "verify_file": {"file": memory_file([rec], created_at=now), "require_signature": False},
+        "is_legal": {"from": "active", "to": "archived"},
+        "lifecycle": {"operation": "archive", "records": [rec], "reason": "smoke", "now": now},
+        "apply_proposal": {"proposal": proposal("create", rec), "now": now},
+        "resolve": {"winner_id": rec["id"], "loser_id": rec["id"], "reason": "smoke", "now": now},
+        "put": {"record": rec},
+        "get": {"id": rec["id"]},
+        "history": {"id": rec["id"]},
+        "list": {},
+        "iterate": {},
+        "index": {"record": rec},
+        "search": {"query": "smoke", "k": 1},
+        "embed": {"text": "smoke"},
+        "recall": {"query": "smoke", "budget_tokens": 100, "now": now},
+        "touch": {"id": rec["id"], "now": now},
+        "ingest": {"proposals": [], "now": now},
+        "consolidate": {"now": now},
+        "decay": {"now": now},
+        "redact": {"id": rec["id"], "reason": "smoke", "now": now},
+        "export": {"now": now},
+        "load": {"file": memory_file([], created_at=now), "verify": False},
+    }
+
+
+def smoke(engine: Engine) -> SmokeResult:
+    """Check the wiring: handshake, reset, and every claimed operation answers (not unsupported)."""
+    conn = Connection(engine, label=type(engine).__name__, max_consecutive_faults=10**6)
+    checks: list[SmokeCheck] = []
+    info = conn.start()
+    if info is None:
+        checks.append(SmokeCheck("handshake", False, conn.start_fault or "failed"))
+        return SmokeResult(False, None, tuple(checks))
+    known = set(profiles())
+    unknown = sorted(set(info.get("profiles", [])) - known)
+    checks.append(SmokeCheck(
+        "handshake", not unknown,
+        f"{info['name']} {info['version']} claims {', '.join(info['profiles']) or 'nothing'}"
+        + (f"; unknown profiles {unknown}" if unknown else ""),
+    ))
+    for name in sorted(conn.claimed - ALWAYS_PROFILES):
+        missing = [r for r in profiles().get(name, {}).get("requires", []) if r not in conn.claimed]
+        if missing:
+            checks.append(SmokeCheck(f"profile {name}", False,
+                                     f"requires {', '.join(missing)}, which is not claimed"))
+    checks.append(_try(conn, "reset", {}, allow_errors=False))
+    if "store" in conn.claimed:
+        try:
+            records = conn.call("iterate", {})["records"]
+            checks.append(SmokeCheck("reset leaves an empty store", not records,
+                                     f"{len(records)} records after reset" if records else ""))
+        except (EngineError, EngineFault) as exc:
+            checks.append(SmokeCheck("reset leaves an empty store", False, str(exc)))
+    trivial = _trivial_args()
+    for op, spec in operations().items():
+        if spec["profile"] is None or spec["profile"] not in conn.claimed:
+            continue
+        if conn.abandoned is None:
+            try:
+                conn.call("reset", {})
+            except (EngineError, EngineFault):
+                pass
+        checks.append(_try(conn, op, trivial.get(op, {}), allow_errors=True))
+    return SmokeResult(all(c.ok for c in checks), info, tuple(checks))
+
+
+def _try(conn: Connection, op: str, args: dict[str, Any], *, allow_errors: bool) -> SmokeCheck:
+    try:
+        conn.call(op, args)
+    except EngineFault as exc:
+        return SmokeCheck(op, False, f"fault: {exc}")
+    except EngineError as exc:
+        if exc.code == "unsupported":
+            return SmokeCheck(op, False, f"claimed but answers unsupported: {exc.message}")
+        if exc.code == INTERNAL:
+            return SmokeCheck(op, False, f"internal error: {exc.message}")
+        if not allow_errors:
+            return SmokeCheck(op, False, f"{exc.code}: {exc.message}")
+        return SmokeCheck(op, True, f"answers ({exc.code})")
+    return SmokeCheck(op, True, "answers")

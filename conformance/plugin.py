@@ -1,0 +1,487 @@
+"""pytest plugin of the memspec conformance kit (entry point ``pytest11: memspec``).
+
+Inert unless asked: without ``--memspec-engine`` / ``--memspec-engine-cmd`` it
+only registers its options and markers, and refuses (with a usage error) to
+run the kit's own suites without an engine. With an engine it loads it, gives
+kit tests the ``engine``, ``clock`` and ``keys`` fixtures, reports tests of
+unclaimed profiles as *not claimed*, engine protocol faults as *errored* and
+failures of SHOULD-level requirements as warnings (xfail-like: shown, never
+failing the run), and ends with a per-profile / per-requirement summary and,
+with ``--memspec-report``, a JSON report validated against schemas/report.json.
+
+    pytest --pyargs memspec.conformance --memspec-engine=reference
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from memspec.conformance._outcomes import (
+    first_line,
+    is_fault,
+    load_hypothesis_profile,
+    report_status,
+    skip_reason,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    from memspec.conformance._builders import Keys
+    from memspec.conformance._clock import KitClock
+    from memspec.conformance._report import TestResult
+    from memspec.conformance._session import Connection, EngineSession
+
+__all__ = ["KIT_RUN", "KitRun", "is_kit_item", "suites_dir"]
+
+KIT_RUN: pytest.StashKey[KitRun] = pytest.StashKey()
+
+USAGE = (
+    "the memspec conformance suites need an engine to certify: pass "
+    "--memspec-engine=NAME (an installed memspec.engines entry point, e.g. reference), "
+    "--memspec-engine=module:callable, or --memspec-engine-cmd='COMMAND ARGS' for an engine "
+    "speaking the process protocol"
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("memspec", "memspec conformance kit (fg-agent-memory/0.1)")
+    group.addoption(
+        "--memspec-engine", dest="memspec_engine", metavar="NAME|MODULE:CALLABLE", default=None,
+        help="certify an in-process engine: a memspec.engines entry point name or module:callable",
+    )
+    group.addoption(
+        "--memspec-engine-cmd", dest="memspec_engine_cmd", metavar="COMMAND", default=None,
+        help="certify an engine process speaking the memspec-engine/1 protocol (shlex-split)",
+    )
+    group.addoption(
+        "--memspec-report", dest="memspec_report", metavar="PATH", default=None,
+        help="write the JSON conformance report (validated against schemas/report.json) to PATH",
+    )
+    group.addoption(
+        "--memspec-timeout", dest="memspec_timeout", metavar="SECONDS", type=float, default=10.0,
+        help="per-request timeout for process engines (default 10)",
+    )
+    group.addoption(
+        "--memspec-thorough", dest="memspec_thorough", action="store_true", default=False,
+        help="run property-based tests with many more examples",
+    )
+    group.addoption(
+        "--memspec-sign-report", dest="memspec_sign_report", metavar="SEEDHEX", default=None,
+        help="sign the report with this Ed25519 seed (64 hex digits), context conformance-report",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "requirement(*ids): the spec requirement ids a memspec kit test checks"
+    )
+    config.addinivalue_line(
+        "markers", "profile(*names): extra profiles a memspec kit test needs beyond its "
+        "requirements' own (e.g. the operation's profile)"
+    )
+    config.addinivalue_line(
+        "markers", "kit_check: a memspec kit test that checks the kit itself, not the engine"
+    )
+    engine = config.getoption("memspec_engine", None)
+    command = config.getoption("memspec_engine_cmd", None)
+    if not engine and not command:
+        return
+    if engine and command:
+        raise pytest.UsageError("give --memspec-engine or --memspec-engine-cmd, not both")
+    if config.getoption("memspec_timeout") <= 0:
+        raise pytest.UsageError("--memspec-timeout must be a positive number of seconds")
+    run = KitRun(config)
+    config.stash[KIT_RUN] = run
+    config.pluginmanager.register(run, "memspec-kit")
+
+
+@cache
+def suites_dir() -> Path | None:
+    """The folder holding the kit's suites, wherever the package is installed."""
+    spec = importlib.util.find_spec("memspec.conformance.suites")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+def is_kit_item(item: pytest.Item) -> bool:
+    """Whether ``item`` is one of the kit's own suite tests."""
+    root = suites_dir()
+    if root is None:
+        return False
+    try:
+        Path(item.path).resolve().relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    if KIT_RUN in config.stash:
+        return
+    if any(is_kit_item(item) for item in items):
+        raise pytest.UsageError(_usage_with_engines())
+
+
+def _usage_with_engines() -> str:
+    try:
+        from memspec.conformance._loading import available_engines
+
+        found = ", ".join(sorted(available_engines())) or "none"
+    except Exception:  # pragma: no cover - listing is a courtesy
+        found = "unknown"
+    return f"{USAGE} (installed engines: {found})"
+
+
+# --------------------------------------------------------------------------- the active kit
+
+
+def _kit_id(item: pytest.Item) -> str:
+    root = suites_dir()
+    assert root is not None
+    rel = Path(item.path).resolve().relative_to(root.parent).as_posix()
+    _, _, rest = item.nodeid.partition("::")
+    return f"{rel}::{rest}" if rest else rel
+
+
+class _ItemInfo:
+    __slots__ = ("kit_check", "kit_id", "levels", "profiles", "requirements")
+
+    def __init__(self, kit_id: str, requirements: tuple[str, ...], profiles: tuple[str, ...],
+                 levels: tuple[str, ...], kit_check: bool) -> None:
+        self.kit_id = kit_id
+        self.requirements = requirements
+        self.profiles = profiles
+        self.levels = levels
+        self.kit_check = kit_check
+
+
+class KitRun:
+    """The kit's hooks and fixtures for one run (registered only when an engine is given)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from memspec._encoding import timestamp_from_datetime
+
+        self.config = config
+        self.engine_spec: str | None = config.getoption("memspec_engine")
+        self.command: str | None = config.getoption("memspec_engine_cmd")
+        self.timeout: float = config.getoption("memspec_timeout")
+        self.report_path: str | None = config.getoption("memspec_report")
+        self.sign_seed: str | None = config.getoption("memspec_sign_report")
+        self.items: dict[str, _ItemInfo] = {}
+        self.results: dict[str, tuple[str, str | None]] = {}
+        self.deselected: set[str] = set()
+        self.report: dict[str, Any] | None = None
+        self.report_problem: str | None = None
+        self._conn: Connection | None = None
+        self.started_at = timestamp_from_datetime(_utcnow())
+        if self.sign_seed is not None:
+            from memspec._errors import MemspecError
+            from memspec._signing import SigningKey
+
+            try:
+                SigningKey.from_hex(self.sign_seed)
+            except MemspecError as exc:
+                raise pytest.UsageError(f"--memspec-sign-report: {exc}") from None
+        self._hypothesis_ready = False
+
+    # -- engine
+
+    @property
+    def label(self) -> str:
+        return self.engine_spec or self.command or "?"
+
+    def connection(self) -> Connection:
+        """The run's engine connection (loaded on first use)."""
+        if self._conn is None:
+            from memspec.conformance._loading import EngineLoadError, load_engine, process_engine
+            from memspec.conformance._session import Connection
+
+            try:
+                engine = (load_engine(self.engine_spec) if self.engine_spec
+                          else process_engine(self.command or "", timeout=self.timeout))
+            except EngineLoadError as exc:
+                raise pytest.UsageError(f"cannot load the engine under test: {exc}") from None
+            self._conn = Connection(engine, label=self.label)
+        return self._conn
+
+    # -- fixtures (kit tests, and an engine author's own tests run with the kit's options)
+
+    # The connection itself lives on the run (not a session fixture): pytest deprecates
+    # session-scoped fixtures that are methods, and the run owns its closing anyway.
+
+    @pytest.fixture
+    def engine(self) -> EngineSession:
+        """The engine under test, reset to an empty state."""
+        from memspec.conformance._session import EngineSession
+
+        session = EngineSession(self.connection())
+        session.reset()
+        return session
+
+    @pytest.fixture
+    def clock(self) -> KitClock:
+        """A deterministic clock starting at 2026-01-01T00:00:00.000Z."""
+        from memspec.conformance._clock import KitClock
+
+        return KitClock()
+
+    @pytest.fixture
+    def keys(self) -> Keys:
+        """The kit's fixed signing keys a, b and c."""
+        from memspec.conformance._builders import fixed_keys
+
+        return fixed_keys()
+
+    # -- collection
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> None:
+        # Load the hypothesis profile before the first kit module is imported, so that
+        # @settings(...) in the suites inherit it; not earlier, as importing hypothesis is slow.
+        root = suites_dir()
+        if self._hypothesis_ready or root is None or file_path.suffix != ".py":
+            return
+        if root == file_path.resolve().parent or root in file_path.resolve().parents:
+            load_hypothesis_profile(bool(self.config.getoption("memspec_thorough")))
+            self._hypothesis_ready = True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        from memspec.conformance._outcomes import catalogue
+
+        known = catalogue()
+        unmarked: list[str] = []
+        unknown: list[str] = []
+        found: dict[str, _ItemInfo] = {}
+        for item in items:
+            if not is_kit_item(item):
+                continue
+            kit_check = item.get_closest_marker("kit_check") is not None
+            reqs: list[str] = []
+            for mark in item.iter_markers("requirement"):
+                reqs.extend(str(arg) for arg in mark.args if str(arg) not in reqs)
+            if not reqs and not kit_check:
+                unmarked.append(item.nodeid)
+            unknown.extend(f"{item.nodeid}: {r}" for r in reqs if r not in known)
+            profiles = {known[r].profile for r in reqs if r in known}
+            for mark in item.iter_markers("profile"):
+                profiles.update(str(arg) for arg in mark.args)
+            levels = tuple(known[r].level for r in reqs if r in known)
+            found[item.nodeid] = _ItemInfo(
+                _kit_id(item), tuple(reqs), tuple(sorted(profiles)), levels, kit_check
+            )
+        if unmarked:
+            raise pytest.UsageError(
+                "memspec kit tests must carry @pytest.mark.requirement(...): "
+                + ", ".join(unmarked[:20]) + (" ..." if len(unmarked) > 20 else "")
+            )
+        if unknown:
+            raise pytest.UsageError(
+                "memspec kit tests name requirement ids the catalogue does not have: "
+                + ", ".join(unknown[:20])
+            )
+        if found:
+            self.connection()
+        self.items = found
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected.update(item.nodeid for item in items)
+
+    # -- running
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        info = self.items.get(item.nodeid)
+        if info is None or info.kit_check:
+            return
+        conn = self.connection()
+        if conn.start() is None:
+            return  # the engine fixture reports the fault; claims are unknown
+        missing = sorted(set(info.profiles) - conn.claimed)
+        if missing:
+            from memspec.conformance._outcomes import not_claimed_reason
+
+            pytest.skip(not_claimed_reason(missing, conn.name))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        info = self.items.get(item.nodeid)
+        if info is None:
+            return report
+        from memspec.conformance._outcomes import (
+            NOT_CLAIMED_PREFIX,
+            UNTESTABLE_PREFIX,
+            binding,
+        )
+        from memspec.conformance._session import EngineSession
+
+        exc = call.excinfo.value if call.excinfo is not None else None
+        if report.skipped and not hasattr(report, "wasxfail"):
+            reason = skip_reason(report)
+            for prefix, outcome in ((NOT_CLAIMED_PREFIX, "not-claimed"),
+                                    (UNTESTABLE_PREFIX, "untestable")):
+                if reason.startswith(prefix):
+                    report.memspec_outcome = outcome  # type: ignore[attr-defined]
+                    reason = reason.removeprefix(prefix)
+            report.memspec_message = reason  # type: ignore[attr-defined]
+        elif report.failed:
+            message = f"{type(exc).__name__}: {exc}" if exc is not None else report.longreprtext
+            report.memspec_message = message[:2000]  # type: ignore[attr-defined]
+            session = getattr(item, "funcargs", {}).get("engine")
+            if isinstance(session, EngineSession) and session.transcript:
+                report.sections.append(
+                    ("memspec engine calls (latest last)",
+                     "\n".join(str(entry) for entry in session.transcript))
+                )
+            if is_fault(exc) or report.when != "call":
+                report.memspec_outcome = "errored"  # type: ignore[attr-defined]
+            elif info.levels and not any(binding(level) for level in info.levels):
+                # A SHOULD/MAY miss is a warning: shown like an xfail, never failing the run.
+                report.outcome = "skipped"
+                report.wasxfail = (
+                    "memspec: SHOULD-level requirement not met (warning): " + first_line(message)
+                )
+                report.memspec_outcome = "warning"  # type: ignore[attr-defined]
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+        return report_status(report)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        info = self.items.get(report.nodeid)
+        if info is None:
+            return
+        from memspec.conformance._outcomes import ERRORED, FAILED, PASSED, SKIPPED
+
+        marked = getattr(report, "memspec_outcome", None)
+        message: str | None = getattr(report, "memspec_message", None)
+        previous = self.results.get(report.nodeid)
+        if report.when == "teardown":
+            if report.failed and (previous is None or previous[0] == PASSED):
+                self.results[report.nodeid] = (ERRORED, message)
+            return
+        if report.when == "setup" and report.passed:
+            return
+        if marked == "warning":
+            outcome = FAILED
+        elif marked is not None:
+            outcome = marked
+        elif report.passed:
+            outcome = PASSED
+        elif report.failed:
+            outcome = FAILED
+        else:
+            outcome = SKIPPED
+        self.results[report.nodeid] = (outcome, message or None)
+
+    # -- the end
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        try:
+            if self.items and not self.config.option.collectonly:
+                self._finish_report(session)
+        finally:
+            if self._conn is not None:
+                try:
+                    self._conn.close()
+                except Exception as exc:  # a failing close must not hide the verdict
+                    self.report_problem = f"engine close() failed: {exc}"
+
+    def _finish_report(self, session: pytest.Session) -> None:
+        import json
+
+        import memspec
+        from memspec._encoding import timestamp_from_datetime
+        from memspec.conformance._report import (
+            NOT_RUN,
+            TestResult,
+            build_report,
+            check_report,
+            sign_report,
+            suite_digest,
+        )
+
+        tests: list[TestResult] = []
+        for nodeid, info in self.items.items():
+            if info.kit_check:
+                continue
+            outcome, message = self.results.get(nodeid, (NOT_RUN, None))
+            if nodeid in self.deselected:
+                outcome, message = NOT_RUN, "deselected"
+            tests.append(TestResult(info.kit_id, info.requirements, outcome, message))
+        conn = self._conn
+        report = build_report(
+            engine_info=conn.info if conn else None,
+            engine_label=self.label,
+            engine_fault=(conn.abandoned or conn.start_fault) if conn else None,
+            mode=conn.mode if conn else ("process" if self.command else "in-process"),
+            kit_version=memspec.__version__,
+            tests=tests,
+            digest=suite_digest(info.kit_id for info in self.items.values()),
+            started_at=self.started_at,
+            finished_at=timestamp_from_datetime(_utcnow()),
+        )
+        report["kit_checks"] = [
+            {"nodeid": info.kit_id, "outcome": self.results.get(nodeid, (NOT_RUN, None))[0]}
+            for nodeid, info in self.items.items() if info.kit_check
+        ]
+        if self.sign_seed:
+            from memspec._signing import SigningKey
+
+            report = sign_report(report, SigningKey.from_hex(self.sign_seed))
+        self.report = report
+        try:
+            check_report(report)
+        except ValueError as exc:
+            self.report_problem = f"kit bug: {exc}"
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            return
+        if self.report_path:
+            path = Path(self.report_path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",
+                            encoding="utf-8")
+        if report["verdict"] in ("failed", "errored") and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int,
+                                config: pytest.Config) -> None:
+        from memspec.conformance._report import render_summary
+
+        tr = terminalreporter
+        if config.option.collectonly:
+            return
+        if not self.items:
+            tr.write_sep("=", "memspec conformance")
+            tr.write_line("no kit tests were collected; run: pytest --pyargs memspec.conformance "
+                          f"--memspec-engine{'-cmd' if self.command else ''}=...")
+            return
+        tr.write_sep("=", "memspec conformance")
+        if self.report is not None:
+            verbose = config.getoption("verbose", 0) > 0
+            for line, markup in render_summary(self.report, verbose=verbose):
+                tr.write_line(line, **markup)
+            if self.report_path and self.report_problem is None:
+                tr.write_line(f"report written to {self.report_path}")
+        if self.report_problem:
+            tr.write_line(self.report_problem, red=True)
+
+
+def _utcnow() -> Any:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)

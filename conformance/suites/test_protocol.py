@@ -1,0 +1,157 @@
+"""PROTO-1..6: the handshake, rejections, reset, time injection and the process protocol."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+
+from memspec import ERROR_CLASSES, PROTOCOL_VERSION, SPEC_VERSION
+from memspec.conformance._builders import record
+from memspec.conformance._clock import KitClock
+from memspec.conformance._outcomes import untestable_reason
+from memspec.conformance._session import EngineSession
+from memspec.engine import profiles
+from memspec.protocol import ProcessEngine, encode_message
+
+PROVENANCE = {"kind": "observation", "ref": None, "agent": None}
+
+
+@pytest.mark.requirement("PROTO-2")
+def test_hello_names_the_engine_its_versions_and_its_claims(engine: EngineSession) -> None:
+    info = engine.info
+    assert isinstance(info.get("name"), str) and info["name"], "hello must name the engine"
+    assert isinstance(info.get("version"), str) and info["version"], "hello must give a version"
+    assert info.get("spec_version") == SPEC_VERSION
+    assert info.get("protocol") == PROTOCOL_VERSION
+    claimed = info.get("profiles")
+    assert isinstance(claimed, list), "hello must list the claimed profiles"
+    unknown = sorted(set(claimed) - set(profiles()))
+    assert not unknown, f"hello claims profiles the spec does not define: {unknown}"
+    assert len(set(claimed)) == len(claimed), f"hello lists a profile twice: {claimed}"
+
+
+@pytest.mark.requirement("PROTO-4")
+def test_unknown_operation_answers_unsupported(engine: EngineSession) -> None:
+    err = engine.reject("no_such_operation", "unsupported", anything=1)
+    assert err.message, "a rejection carries a message"
+
+
+@pytest.mark.requirement("PROTO-4")
+@pytest.mark.profile("format")
+def test_rejection_carries_an_error_class_and_message(engine: EngineSession) -> None:
+    err = engine.reject("canonicalize", "canonical", text='{"a": 1.5}')
+    assert err.code in ERROR_CLASSES
+    assert isinstance(err.message, str) and err.message
+
+
+@pytest.mark.requirement("PROTO-6")
+@pytest.mark.profile("store")
+def test_reset_leaves_an_empty_store(engine: EngineSession, clock: KitClock) -> None:
+    rec = record(created_at=clock.now(), body="kept only until reset")
+    engine.call("put", record=rec)
+    assert [r["id"] for r in engine.call("iterate")["records"]] == [rec["id"]]
+    engine.reset()
+    assert engine.call("iterate")["records"] == [], "reset must leave no records"
+    engine.reject("get", "not-found", id=rec["id"])
+
+
+@pytest.mark.requirement("PROTO-6")
+@pytest.mark.profile("search")
+def test_reset_leaves_an_empty_index(engine: EngineSession, clock: KitClock) -> None:
+    rec = record(created_at=clock.now(), body="zebra crossing near the station")
+    if engine.claims("store"):
+        engine.call("put", record=rec)
+    else:
+        engine.call("index", record=rec)
+    assert engine.call("search", query="zebra", k=5)["candidates"], "indexed record not found"
+    engine.reset()
+    assert engine.call("search", query="zebra", k=5)["candidates"] == []
+
+
+@pytest.mark.requirement("PROTO-7")
+@pytest.mark.profile("store")
+def test_rejected_operations_leave_the_state_unchanged(
+    engine: EngineSession, clock: KitClock
+) -> None:
+    kept = record(created_at=clock.now(), body="the blue notebook is on the shelf")
+    engine.call("put", record=kept)
+    before = engine.snapshot()
+    found = engine.call("search", query="notebook", k=5) if engine.claims("search") else None
+    forged = {**record(created_at=clock.now(), body="the notebook is red"),
+              "id": "mem:" + "0" * 32}
+    engine.reject("put", "record", record=forged)
+    engine.reject("get", "not-found", id=forged["id"])
+    assert engine.snapshot() == before, "a rejected put changed the store"
+    if found is not None:
+        assert engine.call("search", query="notebook", k=5) == found, (
+            "a rejected put changed the search index"
+        )
+
+
+@pytest.mark.requirement("PROTO-5")
+@pytest.mark.profile("format")
+def test_create_record_takes_its_time_from_now(engine: EngineSession) -> None:
+    # A date far from the real clock: an engine reading its own clock cannot match it.
+    past = "2001-02-03T04:05:06.789Z"
+    first = engine.call("create_record", type="fact", body="time comes from the caller",
+                        provenance=PROVENANCE, now=past)["record"]
+    second = engine.call("create_record", type="fact", body="time comes from the caller",
+                         provenance=PROVENANCE, now=past)["record"]
+    assert first["created_at"] == past and first["updated_at"] == past
+    assert first == second, "the same operation with the same now must give the same record"
+
+
+@pytest.mark.requirement("PROTO-5")
+@pytest.mark.profile("format")
+def test_evolve_record_takes_its_time_from_now(engine: EngineSession, clock: KitClock) -> None:
+    rec = record(created_at=clock.now())
+    later = clock.at(3650)
+    out = engine.call("evolve_record", record=rec, changes={"tags": ["t"]}, now=later)["record"]
+    assert out["updated_at"] == later
+    assert out["created_at"] == rec["created_at"]
+
+
+def _raw_exchange(command: list[str], requests: list[dict[str, Any]],
+                  timeout: float) -> list[bytes]:
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    data = b"".join(encode_message(r) for r in requests)
+    try:
+        out, _ = proc.communicate(data, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail(f"engine did not answer {len(requests)} pipelined requests and exit on bye "
+                    f"within {timeout:g}s")
+    return out.splitlines()
+
+
+@pytest.mark.requirement("PROTO-1", "PROTO-3")
+def test_process_answers_pipelined_requests_in_order(engine: EngineSession) -> None:
+    raw = engine.raw
+    if not isinstance(raw, ProcessEngine):
+        pytest.skip(untestable_reason("an in-process engine has no stdin/stdout protocol"))
+    requests = [
+        {"id": 11, "op": "hello", "args": {"protocol": PROTOCOL_VERSION,
+                                            "spec_version": SPEC_VERSION}},
+        {"id": 12, "op": "reset", "args": {}},
+        {"id": 5, "op": "no_such_operation", "args": {"text": "h\u00e9llo \u2603"}},
+        {"id": 13, "op": "reset", "args": {}},
+        {"id": 14, "op": "bye", "args": {}},
+    ]
+    lines = _raw_exchange(raw.command, requests, timeout=max(raw.timeout, 1.0) * 2)
+    assert len(lines) == len(requests), (
+        f"expected one line per request ({len(requests)}), stdout had {len(lines)}: "
+        f"{[line[:80] for line in lines]}"
+    )
+    answers = []
+    for line in lines:
+        message = json.loads(line.decode("utf-8"))
+        assert isinstance(message, dict), f"stdout line is not a JSON object: {line[:80]!r}"
+        answers.append(message)
+    assert [a.get("id") for a in answers] == [r["id"] for r in requests]
+    assert [a.get("ok") for a in answers] == [True, True, False, True, True]
+    assert answers[2]["error"]["code"] == "unsupported"

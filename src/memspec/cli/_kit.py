@@ -1,0 +1,234 @@
+"""Subcommands that run the conformance kit: certify, smoke, report, vectors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from memspec._canonical import parse_json
+from memspec._data import load_vectors, vector_files
+from memspec._errors import MemspecError
+from memspec.cli._io import UsageError, emit, read_text, write_output
+from memspec.cli._keys import load_key
+from memspec.cli._render import badge_svg, report_html, report_markdown
+
+__all__ = ["engine_options", "register", "run_kit"]
+
+
+def engine_options(parser: argparse.ArgumentParser) -> None:
+    """--engine / --engine-cmd / --timeout, shared by the kit's subcommands."""
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--engine", metavar="NAME|MODULE:CALLABLE",
+                       help="an in-process engine: an entry point of the memspec.engines group "
+                       "(e.g. reference) or module:callable")
+    which.add_argument("--engine-cmd", metavar="COMMAND",
+                       help="an engine process speaking the memspec-engine/1 protocol")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="per-request timeout for a process engine (default 10)")
+
+
+def _kit_args(args: argparse.Namespace) -> list[str]:
+    out = [f"--memspec-timeout={args.timeout}"]
+    if args.engine:
+        out.append(f"--memspec-engine={args.engine}")
+    else:
+        if not shlex.split(args.engine_cmd):
+            raise UsageError("--engine-cmd is empty")
+        out.append(f"--memspec-engine-cmd={args.engine_cmd}")
+    return out
+
+
+def run_kit(kit_args: list[str], targets: list[str], *, show_output: bool,
+            report: Path) -> tuple[int, dict[str, Any] | None, str]:
+    """Run pytest on the kit in a clean subprocess; return (exit code, report, output)."""
+    with tempfile.TemporaryDirectory(prefix="memspec-kit-") as scratch:
+        ini = Path(scratch) / "pytest.ini"
+        ini.write_text("[pytest]\n", encoding="utf-8")
+        command = [sys.executable, "-m", "pytest", *targets, "-c", str(ini),
+                   "--rootdir", scratch, "-p", "no:cacheprovider", "-q",
+                   f"--memspec-report={report}", *kit_args]
+        if sys.stdout.isatty() and show_output:
+            command.append("--color=yes")
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        proc = subprocess.run(command, cwd=scratch, env=env, text=True,
+                              stdout=None if show_output else subprocess.PIPE,
+                              stderr=subprocess.STDOUT if not show_output else None)
+    data = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else None
+    return proc.returncode, data, proc.stdout or ""
+
+
+def cmd_certify(args: argparse.Namespace) -> int:
+    out_dir = Path(args.out_dir).resolve()
+    report_path = Path(args.report).resolve() if args.report else out_dir / "report.json"
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    kit_args = _kit_args(args)
+    if args.thorough:
+        kit_args.append("--memspec-thorough")
+    if args.sign_key:
+        kit_args.append(f"--memspec-sign-report={load_key(args.sign_key).seed.hex()}")
+    code, report, output = run_kit(kit_args, ["--pyargs", "memspec.conformance"],
+                                   show_output=not args.json, report=report_path)
+    if report is None:
+        print(output[-4000:], file=sys.stderr)
+        raise MemspecError("the kit did not produce a report (see the output above)")
+    summary = out_dir / "report.md" if not args.report else report_path.with_suffix(".md")
+    badge = out_dir / "badge.svg" if not args.report else report_path.with_name(
+        report_path.stem + "-badge.svg")
+    write_output(str(summary), report_markdown(report).encode("utf-8"))
+    write_output(str(badge), badge_svg(report).encode("utf-8"))
+    emit(args.json, {"verdict": report["verdict"], "report": str(report_path),
+                     "summary": str(summary), "badge": str(badge),
+                     "profiles": {n: e["verdict"] for n, e in report["profiles"].items()}},
+         f"\nverdict: {report['verdict']}\nreport: {report_path}\nsummary: {summary}\n"
+         f"badge: {badge}")
+    return 0 if report["verdict"] == "certified" and code == 0 else 1
+
+
+def cmd_smoke(args: argparse.Namespace) -> int:
+    from memspec.conformance import load_engine, process_engine, smoke
+
+    engine = (load_engine(args.engine) if args.engine else
+              process_engine(args.engine_cmd, timeout=args.timeout))
+    try:
+        result = smoke(engine)
+    finally:
+        engine.close()
+    emit(args.json, {"ok": result.ok, "engine": result.engine,
+                     "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail}
+                                for c in result.checks]},
+         "\n".join(result.lines()) + f"\nadapter wiring: {'ok' if result.ok else 'BROKEN'}")
+    return 0 if result.ok else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from memspec.conformance import check_report, verify_report
+
+    report = parse_json(read_text(args.path))
+    if not isinstance(report, dict):
+        raise MemspecError(f"{args.path}: a conformance report is a JSON object")
+    check_report(report)
+    if args.verify:
+        if "signature" not in report:
+            raise MemspecError(f"{args.path}: the report is not signed")
+        verify_report(report)
+    text = report_html(report) if args.format == "html" else report_markdown(report)
+    if args.json:
+        emit(True, {"verdict": report["verdict"], "signed": "signature" in report}, "")
+    else:
+        write_output(args.output, text.encode("utf-8"))
+    return 0
+
+
+def _case_index() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    cases = []
+    for name in vector_files():
+        data = load_vectors(name)
+        for group in data.get("groups", []):
+            cases.extend((name, group, case) for case in group["tests"])
+    return cases
+
+
+def cmd_vectors(args: argparse.Namespace) -> int:
+    cases = _case_index()
+    chosen = [
+        (name, group, case) for name, group, case in cases
+        if (not args.file or name.removesuffix(".json") in args.file)
+        and (not args.group or group["id"] in args.group)
+        and (not args.flag or set(args.flag) & set(case.get("flags", [])))
+        and (not args.id or case["id"] in args.id)
+    ]
+    if args.action == "list":
+        files = Counter(name for name, _, _ in chosen)
+        rows = [{"file": name, "tests": n,
+                 "valid": sum(1 for f, _, c in chosen if f == name and c["result"] == "valid"),
+                 "groups": sorted({g["id"] for f, g, _ in chosen if f == name}),
+                 "flags": sorted({fl for f, _, c in chosen if f == name
+                                  for fl in c.get("flags", [])})}
+                for name, n in sorted(files.items())]
+        emit(args.json, {"files": rows, "tests": len(chosen)}, "\n".join(
+            f"{r['file']:<24} {r['tests']:>4} tests ({r['valid']} valid)  groups: "
+            f"{', '.join(r['groups'])}" for r in rows) + f"\n{len(chosen)} tests")
+        return 0
+    if not (args.engine or args.engine_cmd):
+        raise UsageError("vectors check needs --engine or --engine-cmd")
+    if not chosen:
+        raise UsageError("no vector matches the selection")
+    import memspec.conformance.suites as suites
+
+    module = Path(suites.__file__).with_name("test_vectors.py")
+    nodes = [f"{module}::test_vector[{case['id']}]" for _, _, case in chosen]
+    with tempfile.TemporaryDirectory(prefix="memspec-vectors-") as scratch:
+        code, report, output = run_kit(_kit_args(args), nodes, show_output=not args.json,
+                                       report=Path(scratch) / "report.json")
+    outcomes: dict[str, str] = {}
+    for entry in (report or {}).get("requirements", []):
+        for test in entry["tests"]:
+            outcomes[test["nodeid"].rsplit("[", 1)[-1].rstrip("]")] = test["outcome"]
+    failed = sorted(i for i, o in outcomes.items() if o in ("failed", "errored"))
+    emit(args.json, {"selected": len(chosen), "failed": failed, "outcomes": outcomes},
+         f"\n{len(chosen)} vectors, {len(failed)} failed" +
+         "".join(f"\n  {i}" for i in failed))
+    if not outcomes:
+        raise MemspecError(f"the kit ran no vector (exit {code}):\n{output[-2000:]}")
+    return 1 if failed else 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             common: argparse.ArgumentParser) -> None:
+    """Add the kit's subcommands to the parser."""
+    def add(name: str, func: Any, help_text: str, examples: str) -> argparse.ArgumentParser:
+        parser = sub.add_parser(name, parents=[common], help=help_text, description=help_text,
+                                epilog="examples:\n" + examples,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser.set_defaults(func=func)
+        return parser
+
+    p = add("certify", cmd_certify, "Run the conformance kit against an engine and write the "
+            "JSON report, a Markdown summary and an SVG badge (exit 0 only when certified).",
+            "  memspec certify --engine reference\n"
+            "  memspec certify --engine mypkg.engine:create --report out/report.json\n"
+            "  memspec certify --engine-cmd \"node engine.js\" --out-dir certification")
+    engine_options(p)
+    p.add_argument("--out-dir", default="memspec-report",
+                   help="where report.json, report.md and badge.svg go (default memspec-report)")
+    p.add_argument("--report", help="write the JSON report here instead (summary and badge "
+                   "beside it)")
+    p.add_argument("--thorough", action="store_true",
+                   help="many more property-based examples (slower)")
+    p.add_argument("--sign-key", metavar="KEYFILE",
+                   help="sign the report with a key from memspec keygen")
+    p = add("smoke", cmd_smoke, "Check that an engine adapter is wired right (handshake, reset, "
+            "every claimed operation answers) before compliance is judged.",
+            "  memspec smoke --engine mypkg.engine:create\n"
+            "  memspec smoke --engine-cmd \"./my-engine --stdio\"")
+    engine_options(p)
+    p = add("report", cmd_report, "Render a conformance report as Markdown or HTML.",
+            "  memspec report memspec-report/report.json\n"
+            "  memspec report report.json --format html -o report.html\n"
+            "  memspec report report.json --verify")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--format", choices=("markdown", "html"), default="markdown")
+    p.add_argument("--verify", action="store_true", help="require and check the report signature")
+    p.add_argument("-o", "--output", help="write here (default stdout)")
+    p = add("vectors", cmd_vectors, "List the golden vectors, or check an engine against a chosen "
+            "subset.",
+            "  memspec vectors list\n  memspec vectors list --file records --json\n"
+            "  memspec vectors check --engine reference --file canonical-json\n"
+            "  memspec vectors check --engine-cmd \"node engine.js\" --flag nfc")
+    p.add_argument("action", choices=("list", "check"))
+    p.add_argument("--file", action="append", metavar="NAME", help="a vectors file (repeatable)")
+    p.add_argument("--group", action="append", metavar="ID", help="a group id (repeatable)")
+    p.add_argument("--flag", action="append", metavar="FLAG", help="a flag (repeatable)")
+    p.add_argument("--id", action="append", metavar="ID", help="a test id (repeatable)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--engine", metavar="NAME|MODULE:CALLABLE")
+    which.add_argument("--engine-cmd", metavar="COMMAND")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
