@@ -1,0 +1,551 @@
+"""Consolidation: dedup, contradiction, promotion and the flag sweep, gated and reported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memspec import ERROR_CLASSES, canonical_json, is_reason
+from memspec.conformance import _builders as build
+from memspec.conformance._machines import (
+    check_lifecycle_invariants,
+    describe_change,
+    fresh_id,
+    snapshot,
+)
+
+PASSES = ("exact-dedup", "near-dup", "contradiction", "resolution", "promotion", "flag-sweep")
+#: A near-dup threshold high enough that only (near-)identical text merges.
+STRICT = {"near_dup_threshold": "0.95", "promotion_threshold": 3}
+POSITIVE = "The staging database is Postgres."
+NEGATIVE = "The staging database is not Postgres."
+
+
+class Cons:
+    """Seeds the store and runs consolidation passes."""
+
+    def __init__(self, engine: Any, clock: Any) -> None:
+        self.engine, self.clock, self.serial = engine, clock, 0
+
+    def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
+        self.serial += 1
+        provenance = {"kind": "observation", "ref": f"cons-{self.serial}", "agent": None}
+        if kind == "episode" and "occurred_at" not in fields:
+            fields["occurred_at"] = self.clock.now()
+        return build.record(kind, body, created_at=self.clock.now(), provenance=provenance,
+                            **fields)
+
+    def put(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
+        record = self.new(body, kind, **fields)
+        self.engine.call("put", record=record)
+        return record
+
+    def consolidate(self, config: dict[str, Any] | None = None,
+                    now: str | None = None) -> dict[str, Any]:
+        args: dict[str, Any] = {"now": now or self.clock.advance(days=1)}
+        if config is not None:
+            args["config"] = config
+        report: dict[str, Any] = self.engine.call("consolidate", **args)
+        return report
+
+    def get(self, rid: str) -> dict[str, Any]:
+        record: dict[str, Any] = self.engine.call("get", id=rid)["record"]
+        return record
+
+    def history(self, rid: str) -> list[dict[str, Any]]:
+        versions: list[dict[str, Any]] = self.engine.call("history", id=rid)["records"]
+        return versions
+
+    def latest(self) -> dict[str, dict[str, Any]]:
+        return {r["id"]: r for r in self.engine.call("iterate")["records"]}
+
+
+@pytest.fixture
+def cons(engine: Any, clock: Any) -> Cons:
+    return Cons(engine, clock)
+
+
+def _birth_unchanged(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    return all(before[f] == after[f] for f in ("body", "slots", "type", "provenance",
+                                                 "created_at"))
+
+
+def _seed_everything(cons: Cons) -> list[dict[str, Any]]:
+    """One record set that gives every sub-pass something to do; returns every version put."""
+    puts: list[dict[str, Any]] = [
+        cons.new("The backup job runs at two.", confidence="0.9000"),
+        cons.new("The backup job runs at two.", confidence="0.7000"),
+        cons.new("The deploy script lives in the tools folder."),
+        cons.new("The deploy script lives in the tools folder!"),
+        cons.new(POSITIVE),
+        cons.new(NEGATIVE),
+        cons.new("The staging database is never Postgres."),
+        cons.new("The build cache lives on the fast disk.", slots={"cache disk": "fast"}),
+        cons.new("Cache files go to the archive volume.", slots={"cache disk": "archive"}),
+        cons.new("Standup overran because of the outage review.", "episode", tags=["standup"]),
+        cons.new("Standup was cut short by a fire drill.", "episode", tags=["standup"]),
+        cons.new("Standup moved to the big room on Thursday.", "episode", tags=["standup"]),
+    ]
+    dead = cons.new("The old VPN client needed a restart.")
+    puts += [dead, build.evolve(dead, cons.clock.advance(seconds=1), state="archived",
+                                state_reason="client retired")]
+    puts.append(cons.new("Restart the VPN client whenever it hangs.", "rule",
+                         evidence=[dead["id"]]))
+    return puts
+
+
+# -- exact dedup -------------------------------------------------------------------------
+
+
+@pytest.mark.requirement("CONS-5")
+def test_exact_dedup_collapses_to_one_keeper(cons: Cons) -> None:
+    copies = [cons.put("The backup job runs at two.", confidence=c, slots={"job": "backup"})
+              for c in ("0.7000", "0.9000", "0.8000")]
+    old_copy = cons.put("The backup job runs at two.", slots={"job": "backup"})
+    cons.engine.call("apply_proposal", proposal=build.proposal(
+        "archive", target_id=old_copy["id"], reason="stale"), now=cons.clock.advance(seconds=1))
+    other = cons.put("The backup job runs at three.", slots={"shift": "late"})
+    archived_before = cons.history(old_copy["id"])
+    report = cons.consolidate(STRICT)
+    states = {c["id"]: cons.get(c["id"]) for c in copies}
+    keepers = [rid for rid, r in states.items() if r["state"] == "active"]
+    assert len(keepers) == 1, (
+        f"CONS-5: exact duplicates did not collapse to one active keeper (states "
+        f"{[r['state'] for r in states.values()]})"
+    )
+    keeper = keepers[0]
+    keeper_history = cons.history(keeper)
+    for rid, record in states.items():
+        assert _birth_unchanged(next(c for c in copies if c["id"] == rid), record), (
+            f"CONS-5: dedup rewrote the content of {rid}"
+        )
+        if rid == keeper:
+            continue
+        assert record["state"] == "superseded" and record["superseded_by"] == keeper, (
+            f"CONS-5: duplicate {rid} is {record['state']} with superseded_by "
+            f"{record['superseded_by']}, expected superseded by the keeper {keeper}"
+        )
+        assert is_reason(record["state_reason"]), (
+            f"CONS-5: duplicate {rid} was superseded without a reason"
+        )
+        assert any(v["supersedes"] == rid for v in keeper_history), (
+            f"CONS-5: no version of the keeper {keeper} names the duplicate {rid} in supersedes"
+        )
+    assert cons.history(old_copy["id"]) == archived_before, (
+        "CONS-5: exact dedup touched an archived copy (only active records are collapsed)"
+    )
+    assert cons.get(other["id"])["state"] == "active", (
+        "CONS-5: a record with different body and slots was treated as a duplicate"
+    )
+    assert keeper == max(copies, key=lambda c: c["confidence"])["id"], (
+        "CONS-5: the keeper is not the copy with the highest confidence"
+    )
+    actions = [a for a in report["actions"] if a["pass"] == "exact-dedup"]
+    weaker = sorted((c for c in copies if c["id"] != keeper),
+                    key=lambda c: (-float(c["confidence"]), c["created_at"], c["id"]))
+    wanted = [[c["id"], keeper] for c in weaker]
+    assert [a["record_ids"] for a in actions] == wanted, (
+        f"CONS-5: exact dedup should report one supersede per copy, strongest copy first, with "
+        f"record_ids [copy, keeper]: {[a['record_ids'] for a in actions]}"
+    )
+
+
+# -- near-dup ----------------------------------------------------------------------------
+
+
+@pytest.mark.requirement("CONS-6")
+def test_near_dup_merge_is_an_evidence_linked_supersede(cons: Cons) -> None:
+    a = cons.put("The deploy script lives in the tools folder.")
+    b = cons.put("The deploy script lives in the tools folder!")
+    report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    latest = cons.latest()
+    merges = [x for x in report["actions"] if x["pass"] == "near-dup"]
+    if not merges:
+        for side in (a, b):
+            assert latest[side["id"]]["state"] == "active", (
+                f"CONS-6: {side['id']} was changed although no near-dup merge was reported"
+            )
+        return
+    created = sorted(set(latest) - {a["id"], b["id"]})
+    assert len(created) == 1, f"CONS-6: a merge should create one merged record, made {created}"
+    merged = latest[created[0]]
+    assert {a["id"], b["id"]} <= set(merged["evidence"]), (
+        f"CONS-6: the merged record's evidence {merged['evidence']} does not link both sides"
+    )
+    links = {v["supersedes"] for v in cons.history(merged["id"])}
+    assert links & {a["id"], b["id"]}, "CONS-6: the merged record supersedes neither side"
+    for side in (a, b):
+        record, hops = latest[side["id"]], 0
+        assert record["state"] == "superseded", (
+            f"CONS-6: original {side['id']} is {record['state']} after the merge, not superseded"
+        )
+        assert _birth_unchanged(side, record), f"CONS-6: the merge rewrote {side['id']}"
+        while record["superseded_by"] is not None and record["id"] != merged["id"] and hops < 5:
+            record, hops = latest[record["superseded_by"]], hops + 1
+        assert record["id"] == merged["id"], (
+            f"CONS-6: the superseded_by chain of {side['id']} does not reach the merged record"
+        )
+
+
+@pytest.mark.requirement("CONS-12")
+def test_near_dup_abstains_on_episodes_and_slot_conflicts(cons: Cons) -> None:
+    e1 = cons.put("We deployed the billing service on Monday.", "episode")
+    e2 = cons.put("We deployed the billing service on Monday!", "episode")
+    f1 = cons.put("The office door code is 4711.", slots={"door code": "4711"})
+    f2 = cons.put("The office door code is 4712.", slots={"door code": "4712"})
+    report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    merged = {rid for x in report["actions"] if x["pass"] == "near-dup" for rid in x["record_ids"]}
+    assert not merged & {e1["id"], e2["id"]}, "CONS-12: near-dup merged two similar episodes"
+    assert not merged & {f1["id"], f2["id"]}, (
+        "CONS-12: near-dup merged two records whose shared slot disagrees"
+    )
+    for record in (f1, f2):
+        assert cons.get(record["id"])["state"] in ("active", "transitional"), (
+            f"CONS-12: {record['id']} with a disagreeing slot was merged away"
+        )
+
+
+# -- contradiction -----------------------------------------------------------------------
+
+
+def _assert_pair(cons: Cons, a: dict[str, Any], b: dict[str, Any], requirement: str) -> None:
+    left, right = cons.get(a["id"]), cons.get(b["id"])
+    assert left["state"] == "transitional" and right["state"] == "transitional", (
+        f"{requirement}: the contradicting pair is {left['state']} / {right['state']}, "
+        "expected both transitional"
+    )
+    assert left["transition"] == right["transition"], (
+        f"{requirement}: the two sides carry different transition blocks "
+        f"({left['transition']} vs {right['transition']})"
+    )
+    assert set(left["transition"]["sides"]) == {a["id"], b["id"]}, (
+        f"{requirement}: the transition block names {left['transition']['sides']}, not the pair"
+    )
+    for side, now in ((a, left), (b, right)):
+        assert _birth_unchanged(side, now), (
+            f"{requirement}: contradiction handling overwrote {side['id']} (body now "
+            f"{now['body']!r})"
+        )
+
+
+@pytest.mark.requirement("CONS-7")
+def test_contradiction_opens_a_transition_without_overwriting(cons: Cons) -> None:
+    a, b = cons.put(POSITIVE), cons.put(NEGATIVE)
+    report = cons.consolidate(STRICT)
+    _assert_pair(cons, a, b, "CONS-7")
+    created = sorted(set(cons.latest()) - {a["id"], b["id"]})
+    assert not created, f"CONS-7: the contradiction created records {created}"
+    for side in (a, b):
+        states = [v["state"] for v in cons.history(side["id"])]
+        assert states == ["active", "transitional"], (
+            f"CONS-7: history of {side['id']} is {states}, expected active, transitional"
+        )
+    assert any(x["pass"] == "contradiction" and {a["id"], b["id"]} <= set(x["record_ids"])
+               for x in report["actions"]), "CONS-7: the report names no contradiction action"
+
+
+@pytest.mark.requirement("CONS-7")
+def test_contradiction_survives_the_default_configuration(cons: Cons) -> None:
+    a, b = cons.put(POSITIVE), cons.put(NEGATIVE)
+    cons.consolidate()
+    for side in (a, b):
+        record = cons.get(side["id"])
+        assert record["state"] in ("active", "transitional") and _birth_unchanged(side, record), (
+            f"CONS-7: with the default configuration one side of a contradiction was "
+            f"overwritten ({side['id']} is {record['state']}, superseded by "
+            f"{record['superseded_by']})"
+        )
+    _assert_pair(cons, a, b, "CONS-7")
+
+
+@pytest.mark.requirement("CONS-8")
+def test_a_record_joins_one_transition_per_pass(cons: Cons) -> None:
+    hub = cons.put(POSITIVE)
+    first = cons.put(NEGATIVE)
+    second = cons.put("The staging database is never Postgres.")
+    report = cons.consolidate(STRICT)
+    latest = cons.latest()
+    partners = [r for r in (first, second) if latest[r["id"]]["state"] == "transitional"]
+    assert latest[hub["id"]]["state"] == "transitional" and len(partners) == 1, (
+        f"CONS-8: expected the hub in exactly one transition; states hub="
+        f"{latest[hub['id']]['state']}, others="
+        f"{[latest[r['id']]['state'] for r in (first, second)]}"
+    )
+    waiting = next(r for r in (first, second) if r is not partners[0])
+    assert latest[waiting["id"]]["state"] == "active", (
+        f"CONS-8: the second contradiction partner is {latest[waiting['id']]['state']}"
+    )
+    deferred = [d for d in report["deferred"] if waiting["id"] in d["record_ids"]]
+    assert deferred, (
+        f"CONS-8: the further contradiction ({hub['id']}, {waiting['id']}) was dropped "
+        f"silently instead of reported as deferred: {report['deferred']}"
+    )
+    assert all(is_reason(d["reason"]) for d in deferred), (
+        "CONS-8: a deferral gives no reason"
+    )
+
+
+@pytest.mark.requirement("CONS-9")
+def test_episodes_and_rules_are_never_contradiction_candidates(cons: Cons) -> None:
+    anchor = cons.put("The coffee machine was descaled.")
+    pairs = [
+        (cons.put(POSITIVE, "episode"), cons.put(NEGATIVE, "episode")),
+        (cons.put("The build cache is shared.", "rule", evidence=[anchor["id"]]),
+         cons.put("The build cache is not shared.", "rule", evidence=[anchor["id"]])),
+        (cons.put("The release branch is frozen."),
+         cons.put("The release branch is not frozen.", "episode")),
+    ]
+    report = cons.consolidate(STRICT)
+    for a, b in pairs:
+        for record in (a, b):
+            state = cons.get(record["id"])["state"]
+            assert state != "transitional", (
+                f"CONS-9: the {record['type']} {record['id']} became transitional; episodes and "
+                "rules are never contradiction candidates"
+            )
+    involved = {rid for x in report["actions"] if x["pass"] == "contradiction"
+                for rid in x["record_ids"]}
+    assert not involved & {r["id"] for pair in pairs for r in pair if r["type"] != "fact"}, (
+        "CONS-9: the report shows a contradiction action on an episode or a rule"
+    )
+
+
+# -- promotion ---------------------------------------------------------------------------
+
+
+def _rules(cons: Cons) -> list[dict[str, Any]]:
+    return [r for r in cons.latest().values() if r["type"] == "rule"]
+
+
+@pytest.mark.requirement("CONS-10")
+def test_promotion_links_all_episodes_once(cons: Cons) -> None:
+    bodies = ("Standup overran because of the outage review.",
+              "Standup was cut short by a fire drill.",
+              "Standup moved to the big room on Thursday.")
+    episodes = [cons.put(b, "episode", tags=["standup"]) for b in bodies]
+    cons.put("Retro ran long on Friday.", "episode", tags=["retro"])
+    cons.put("Retro skipped because of the holiday.", "episode", tags=["retro"])
+    cons.consolidate(STRICT)
+    rules = _rules(cons)
+    assert len(rules) == 1, (
+        f"CONS-10: three episodes sharing tags should promote exactly one rule (threshold 3), "
+        f"got {len(rules)}; two sharing another tag must not"
+    )
+    rule = rules[0]
+    assert set(rule["evidence"]) == {e["id"] for e in episodes}, (
+        f"CONS-10: the promoted rule's evidence {sorted(rule['evidence'])} does not link all "
+        f"supporting episodes {sorted(e['id'] for e in episodes)}"
+    )
+    assert rule["state"] == "active" and rule["flagged"] is False, (
+        "CONS-10: the promoted rule is not born active and unflagged"
+    )
+    for episode in episodes:
+        assert len(cons.history(episode["id"])) == 1, (
+            f"CONS-10: promotion wrote a new version of evidence {episode['id']}"
+        )
+    cons.consolidate(STRICT)
+    cons.put("Standup started late after the network outage.", "episode", tags=["standup"])
+    cons.consolidate(STRICT)
+    assert len(_rules(cons)) == 1, (
+        f"CONS-10: promotion is not idempotent per signature: {len(_rules(cons))} rules after "
+        "three passes"
+    )
+
+
+@pytest.mark.requirement("CONS-10")
+def test_no_promotion_below_threshold(cons: Cons) -> None:
+    for body in ("Standup overran because of the outage review.",
+                 "Standup was cut short by a fire drill.",
+                 "Standup moved to the big room on Thursday."):
+        cons.put(body, "episode", tags=["standup"])
+    cons.consolidate({"near_dup_threshold": "0.95", "promotion_threshold": 4})
+    assert not _rules(cons), "CONS-10: a rule was promoted from 3 episodes with threshold 4"
+    cons.put("Standup is skipped on public holidays.", "fact", tags=["standup"])
+    cons.consolidate({"near_dup_threshold": "0.95", "promotion_threshold": 4})
+    assert not _rules(cons), "CONS-10: a fact was counted as an episode towards promotion"
+
+
+# -- flag sweep --------------------------------------------------------------------------
+
+
+@pytest.mark.requirement("CONS-11", "RULE-2", "RULE-3", "RULE-6")
+def test_every_pass_sweeps_rule_flags(cons: Cons) -> None:
+    dead = cons.put("The old VPN client needed a restart.")
+    cons.engine.call("apply_proposal", proposal=build.proposal(
+        "archive", target_id=dead["id"], reason="client retired"),
+        now=cons.clock.advance(seconds=1))
+    live = cons.put("The printer on floor two jams on thick paper.")
+    stale = cons.put("Restart the VPN client whenever it hangs.", "rule", evidence=[dead["id"]])
+    orphan = cons.put("Water the office plants on Mondays.", "rule",
+                      evidence=[fresh_id("gone")])
+    wrongly = {**cons.new("Use thin paper in the floor two printer.", "rule",
+                          evidence=[live["id"]]), "flagged": True, "flag_reason": "stale"}
+    cons.engine.call("put", record=wrongly)
+    fine = cons.put("Feed the printer from tray two.", "rule", evidence=[live["id"], dead["id"]])
+    fine_history = cons.history(fine["id"])
+    report = cons.consolidate(STRICT)
+    for rule in (stale, orphan):
+        now = cons.get(rule["id"])
+        assert now["flagged"] is True and isinstance(now["flag_reason"], str) and \
+            now["flag_reason"].strip(), (
+                f"RULE-2: rule {rule['id']} whose evidence is archived or missing was not flagged "
+                f"with a reason by the sweep (flagged={now['flagged']!r})"
+            )
+        assert now["state"] == "active", f"RULE-6: flagging moved {rule['id']} to {now['state']}"
+    cleared = cons.get(wrongly["id"])
+    assert cleared["flagged"] is False and cleared["flag_reason"] is None, (
+        "RULE-3: the sweep left a rule flagged although its evidence is live"
+    )
+    assert cons.history(fine["id"]) == fine_history, (
+        "CONS-11: the sweep rewrote a rule whose flag was already right"
+    )
+    sweeps = [x for x in report["actions"] if x["pass"] == "flag-sweep"]
+    swept = {rid for x in sweeps for rid in x["record_ids"]}
+    missing = {stale["id"], orphan["id"], wrongly["id"]} - swept
+    assert not missing, f"CONS-11: flag changes of {sorted(missing)} are not reported as mutations"
+    for action in sweeps:
+        expected = "unflag" if action["record_ids"] == [wrongly["id"]] else "flag"
+        assert action["action"] == expected and action["before"] == action["after"], (
+            f"CONS-11: the sweep reported {action['action']} with states {action['before']} -> "
+            f"{action['after']} for {action['record_ids']}; expected {expected} with the state "
+            "unchanged (RULE-6)"
+        )
+
+
+# -- the pass as a whole -----------------------------------------------------------------
+
+
+@pytest.mark.requirement("CONS-1")
+def test_sub_passes_run_in_order(cons: Cons, engine: Any) -> None:
+    for record in _seed_everything(cons):
+        engine.call("put", record=record)
+    report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    order = [PASSES.index(x["pass"]) for x in report["actions"]]
+    assert order == sorted(order), (
+        f"CONS-1: the report's actions are not in sub-pass order: "
+        f"{[x['pass'] for x in report['actions']]}"
+    )
+    seen = {x["pass"] for x in report["actions"]}
+    for needed in ("exact-dedup", "contradiction", "promotion", "flag-sweep"):
+        assert needed in seen, f"CONS-1: the {needed} sub-pass did not run (actions: {seen})"
+
+
+@pytest.mark.requirement("CONS-2", "LC-1")
+def test_every_consolidation_write_is_a_legal_lifecycle_step(cons: Cons, engine: Any) -> None:
+    for record in _seed_everything(cons):
+        engine.call("put", record=record)
+    before = snapshot(engine)
+    cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    after = snapshot(engine)
+    for rid, versions in before.items():
+        assert after[rid][: len(versions)] == versions, (
+            f"CONS-2: consolidation altered or removed stored versions of {rid}"
+        )
+    histories = {rid: engine.call("history", id=rid)["records"] for rid in after}
+    check_lifecycle_invariants(histories)
+
+
+_ACTIONS = {"supersede", "merge", "transition", "resolve", "create", "flag", "unflag"}
+
+
+@pytest.mark.requirement("CONS-3")
+def test_report_records_every_mutation(cons: Cons, engine: Any) -> None:
+    for record in _seed_everything(cons):
+        engine.call("put", record=record)
+    before = snapshot(engine)
+    report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    after = snapshot(engine)
+    histories = {rid: engine.call("history", id=rid)["records"] for rid in after}
+    old_state = {rid: histories[rid][len(v) - 1]["state"] for rid, v in before.items()}
+    written = {rid: [v["state"] for v in histories[rid][len(before.get(rid, ())):]]
+               for rid in after}
+    named: set[str] = set()
+    for action in report["actions"]:
+        ids, done, was = action["record_ids"], action["after"], action["before"]
+        what = f"action {action['action']!r} of {action['pass']} on {ids}"
+        assert action["action"] in _ACTIONS, (
+            f"CONS-3: {what} is not one of {sorted(_ACTIONS)}"
+        )
+        assert ids, f"CONS-3: {what} names no records"
+        assert is_reason(action["reason"]), (
+            f"CONS-3: {what} gives no reason"
+        )
+        existing = [rid for rid in ids if rid in old_state]
+        assert len(done) == len(ids) and len(existing) <= len(was) <= len(ids), (
+            f"CONS-3: {what} lists {len(ids)} records but {len(was)} before and {len(done)} "
+            "after states (before covers the records that existed before the action)"
+        )
+        for rid, state_after in zip(ids, done, strict=True):
+            assert written[rid], f"CONS-3: {what} names {rid}, which the pass did not write"
+            assert state_after in written[rid], (
+                f"CONS-3: {what} reports {rid} after as {state_after}, but the pass wrote "
+                f"states {written[rid]} for it"
+            )
+        if len(was) == len(existing):
+            for rid, state_before in zip(existing, was, strict=True):
+                assert state_before == old_state[rid] or state_before in written[rid], (
+                    f"CONS-3: {what} reports {rid} before as {state_before}, but it was "
+                    f"{old_state[rid]}"
+                )
+        named.update(ids)
+    changed = {rid for rid in after if after[rid] != before.get(rid)}
+    unreported = sorted(changed - named)
+    assert not unreported, (
+        f"CONS-3: the pass changed {unreported} without reporting the mutation "
+        f"({describe_change(before, after)})"
+    )
+    for rejection in report["rejections"]:
+        assert rejection["code"] in ERROR_CLASSES and rejection["detail"].strip(), (
+            f"CONS-3: a rejection lacks its cause: {rejection}"
+        )
+
+
+@pytest.mark.requirement("CONS-4")
+def test_same_store_same_report(cons: Cons, engine: Any, clock: Any) -> None:
+    seed = _seed_everything(cons)
+    now = clock.advance(days=2)
+    firsts = [r for r in seed if r["state"] == "active"]
+    laters = [r for r in seed if r["state"] != "active"]
+    orders = (seed, firsts[::-1] + laters, firsts[3:] + firsts[:3] + laters)
+    reports, stores = [], []
+    for order in (*orders, orders[0]):
+        engine.call("reset")
+        for record in order:
+            engine.call("put", record=record)
+        reports.append(canonical_json(cons.consolidate(
+            {"near_dup_threshold": "0.6", "promotion_threshold": 3}, now=now)))
+        stores.append(snapshot(engine))
+    for i, (report, store) in enumerate(zip(reports[1:], stores[1:], strict=True), start=1):
+        assert report == reports[0], (
+            f"CONS-4: run {i} gave a different report for the same store, clock and "
+            f"configuration ({'a different insertion order' if i < 3 else 'a repeat run'})"
+        )
+        assert store == stores[0], (
+            f"CONS-4: run {i} left the store different: {describe_change(stores[0], store)}"
+        )
+
+
+@pytest.mark.requirement("CONS-13")
+def test_default_operator_detects_slot_disagreement(cons: Cons) -> None:
+    db_a = cons.put("Our analytics warehouse runs on one engine.", slots={"warehouse": "duckdb"})
+    db_b = cons.put("Reports are served from the analytics store.",
+                    slots={"warehouse": "clickhouse"})
+    proc_a = cons.put("Rotate the keys monthly.", "procedure", slots={"rotation": {"days": 30}})
+    proc_b = cons.put("Key rotation happens on a schedule.", "procedure",
+                      slots={"rotation": {"days": 90}})
+    same_a = cons.put("The office opens early.", slots={"opens": {"hour": 7}})
+    same_b = cons.put("Doors unlock before most people arrive.", slots={"opens": {"hour": 7}})
+    cons.consolidate(STRICT)
+    for a, b in ((db_a, db_b), (proc_a, proc_b)):
+        left, right = cons.get(a["id"]), cons.get(b["id"])
+        assert left["state"] == right["state"] == "transitional" and \
+            left["transition"] == right["transition"], (
+                f"CONS-13: two active {a['type']}s whose shared slot disagrees were not put "
+                f"into one transition (states {left['state']}, {right['state']})"
+            )
+    for record in (same_a, same_b):
+        assert cons.get(record["id"])["state"] == "active", (
+            "CONS-13: records whose shared slot holds equal values were treated as a "
+            "contradiction"
+        )

@@ -1,0 +1,287 @@
+"""Decay: mechanical archival through the lifecycle, with protections reported, never deletion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memspec import is_reason
+from memspec.conformance import _builders as build
+from memspec.conformance._machines import describe_change, snapshot
+
+#: Forces low salience: one-day half-life, no touch bonus, a high threshold.
+HARSH = {"half_life_days": 1, "reinforcement_bonus": 0, "archive_threshold": 0.5}
+FAR = 3650  # days after the clock's start: ten years on
+
+
+class Decay:
+    """Seeds the store and runs decay passes far in the future."""
+
+    def __init__(self, engine: Any, clock: Any) -> None:
+        self.engine, self.clock, self.serial = engine, clock, 0
+
+    def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
+        self.serial += 1
+        provenance = {"kind": "observation", "ref": f"decay-{self.serial}", "agent": None}
+        return build.record(kind, body, created_at=self.clock.now(), provenance=provenance,
+                            **fields)
+
+    def put(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
+        record = self.new(body, kind, **fields)
+        self.engine.call("put", record=record)
+        return record
+
+    def apply(self, proposal: dict[str, Any]) -> None:
+        self.engine.call("apply_proposal", proposal=proposal, now=self.clock.advance(seconds=1))
+
+    def decay(self, config: dict[str, Any] | None = HARSH,
+              now: str | None = None) -> dict[str, Any]:
+        args: dict[str, Any] = {"now": now or self.clock.at(FAR)}
+        if config is not None:
+            args["config"] = config
+        report: dict[str, Any] = self.engine.call("decay", **args)
+        return report
+
+    def get(self, rid: str) -> dict[str, Any]:
+        record: dict[str, Any] = self.engine.call("get", id=rid)["record"]
+        return record
+
+
+@pytest.fixture
+def dec(engine: Any, clock: Any) -> Decay:
+    return Decay(engine, clock)
+
+
+def _protections(report: dict[str, Any]) -> dict[str, str]:
+    return {p["id"]: p["protection"] for p in report["protected"]}
+
+
+@pytest.mark.requirement("DEC-1", "LC-4")
+def test_low_salience_is_archived_never_deleted(dec: Decay, engine: Any) -> None:
+    old = dec.put("the fax machine is in room 12")
+    gone = dec.put("the old intranet lived at intranet.local")
+    successor = build.record("fact", "the intranet moved to the wiki", created_at=dec.clock.now(),
+                             provenance={"kind": "observation", "ref": "decay-s", "agent": None},
+                             supersedes=gone["id"])
+    dec.apply(build.proposal("supersede", successor, target_id=gone["id"], reason="moved"))
+    before = snapshot(engine)
+    now = dec.clock.at(FAR)
+    report = dec.decay(now=now)
+    for record in (old, gone, successor):
+        assert record["id"] in report["archived"], (
+            f"DEC-1: {record['id']} has salience far below the threshold but was not archived "
+            f"(report {report['archived']})"
+        )
+        latest = dec.get(record["id"])
+        assert latest["state"] == "archived", (
+            f"DEC-1: {record['id']} is reported archived but stored as {latest['state']}"
+        )
+        reason = latest["state_reason"]
+        assert is_reason(reason), (
+            f"DEC-1: {record['id']} was archived without a reason"
+        )
+        assert latest["updated_at"] == now, (
+            f"LC-5: the archived version of {record['id']} has updated_at {latest['updated_at']}, "
+            f"not the decay time {now}"
+        )
+    after = snapshot(engine)
+    for rid, versions in before.items():
+        assert rid in after, f"DEC-1: decay deleted {rid}"
+        assert after[rid][: len(versions)] == versions and len(after[rid]) == len(versions) + 1, (
+            f"DEC-1: decay should add exactly one archived version of {rid}: "
+            f"{describe_change({rid: versions}, {rid: after[rid]})}"
+        )
+
+
+@pytest.mark.requirement("DEC-1")
+def test_records_above_threshold_are_left_alone(dec: Decay, engine: Any) -> None:
+    fresh = dec.put("the parking permit renews in june", confidence="1.0000")
+    before = snapshot(engine)
+    report = dec.decay({"half_life_days": 30, "reinforcement_bonus": 0.25,
+                        "archive_threshold": 0.05}, now=dec.clock.at(1))
+    assert fresh["id"] not in report["archived"], (
+        "DEC-1: a one-day-old record with confidence 1 was archived with default-like settings"
+    )
+    assert snapshot(engine) == before, "DEC-1: decay wrote to records above the threshold"
+
+
+@pytest.mark.requirement("DEC-2", "DEC-5")
+def test_transitional_records_never_decay(dec: Decay) -> None:
+    a = dec.put("the staging database is Postgres")
+    b = dec.put("the staging database is not Postgres")
+    dec.apply(build.proposal("transition", target_id=a["id"], other_id=b["id"],
+                             reason="dispute"))
+    report = dec.decay()
+    protected = _protections(report)
+    for side in (a, b):
+        assert side["id"] not in report["archived"], f"DEC-2: transitional {side['id']} decayed"
+        assert dec.get(side["id"])["state"] == "transitional", (
+            f"DEC-2: transitional {side['id']} left its state during decay"
+        )
+        assert protected.get(side["id"]) == "transitional", (
+            f"DEC-5: below-threshold transitional {side['id']} survived without being reported "
+            f"as protected 'transitional' (protected: {report['protected']})"
+        )
+
+
+@pytest.mark.requirement("DEC-3", "DEC-5")
+def test_unflagged_rules_never_decay(dec: Decay) -> None:
+    cited = dec.put("the night build failed on tuesday", "episode")
+    rule = dec.put("night builds fail after schema changes", "rule", evidence=[cited["id"]])
+    report = dec.decay()
+    assert rule["id"] not in report["archived"], "DEC-3: an unflagged rule decayed"
+    assert dec.get(rule["id"])["state"] == "active", "DEC-3: an unflagged rule left active"
+    assert _protections(report).get(rule["id"]) == "unflagged-rule", (
+        f"DEC-5: the surviving unflagged rule is not reported as protected 'unflagged-rule' "
+        f"(protected: {report['protected']})"
+    )
+
+
+@pytest.mark.requirement("DEC-3")
+def test_flagged_rules_may_decay(dec: Decay) -> None:
+    dead = dec.put("the old VPN client hung")
+    dec.apply(build.proposal("archive", target_id=dead["id"], reason="retired"))
+    flagged = {**dec.new("restart the VPN client when it hangs", "rule",
+                         evidence=[dead["id"]]),
+               "flagged": True, "flag_reason": "every evidence record is archived"}
+    dec.engine.call("put", record=flagged)
+    report = dec.decay()
+    assert flagged["id"] in report["archived"], (
+        "DEC-3: a flagged rule far below the threshold was not archived; only unflagged rules "
+        "are protected"
+    )
+
+
+@pytest.mark.requirement("DEC-4", "DEC-5")
+def test_rule_evidence_never_decays(dec: Decay) -> None:
+    cited = dec.put("deploys on friday broke the cache twice")
+    other = dec.put("deploys on friday are frowned upon")
+    rule = dec.put("never deploy on fridays", "rule", evidence=[cited["id"], other["id"]])
+    loose = dec.put("the cafeteria closes at three")
+    report = dec.decay()
+    protected = _protections(report)
+    for evidence in (cited, other):
+        assert evidence["id"] not in report["archived"], (
+            f"DEC-4: {evidence['id']} is evidence of an active rule but decayed"
+        )
+        assert dec.get(evidence["id"])["state"] == "active", (
+            f"DEC-4: rule evidence {evidence['id']} left active during decay"
+        )
+        assert protected.get(evidence["id"]) == "rule-evidence", (
+            f"DEC-5: surviving rule evidence {evidence['id']} is not reported as protected "
+            f"'rule-evidence' (protected: {report['protected']})"
+        )
+    assert loose["id"] in report["archived"], (
+        "DEC-4: an uncited record was protected as well; the protection must be targeted"
+    )
+    assert rule["id"] not in report["archived"], "DEC-3: the unflagged rule decayed"
+
+
+@pytest.mark.requirement("DEC-5")
+def test_protections_name_below_threshold_records_only(dec: Decay) -> None:
+    a = dec.put("the wifi is called office-5g")
+    b = dec.put("the wifi is not called office-5g")
+    dec.apply(build.proposal("transition", target_id=a["id"], other_id=b["id"],
+                             reason="dispute"))
+    rule = dec.put("the boiler is serviced yearly", "rule", evidence=[a["id"]])
+    cited = dec.put("the boiler was serviced in may")
+    dec.put("the boiler room is locked", "rule", evidence=[cited["id"]])
+    gone = dec.put("the old boiler leaked")
+    considered = {r["id"] for r in dec.engine.call("iterate")["records"]
+                  if r["state"] != "archived"}
+    report = dec.decay()
+    assert set(report["saliences"]) == considered, (
+        f"DEC-5: saliences should be reported for every record that is not archived "
+        f"({len(considered)}), got {len(report['saliences'])}"
+    )
+    ids = [p["id"] for p in report["protected"]]
+    assert len(ids) == len(set(ids)), f"DEC-5: a record is reported protected twice: {ids}"
+    assert ids == sorted(ids), f"DEC-5: protected ids are not in ascending order: {ids}"
+    assert report["archived"] == sorted(report["archived"]), (
+        f"DEC-1: archived ids are not in ascending order: {report['archived']}"
+    )
+    saliences = report["saliences"]
+    for entry in report["protected"]:
+        assert saliences.get(entry["id"], 0) < HARSH["archive_threshold"], (
+            f"DEC-5: {entry['id']} is reported protected although its salience "
+            f"{saliences.get(entry['id'])} is not below the threshold"
+        )
+    expected = {a["id"]: "transitional", b["id"]: "transitional", rule["id"]: "unflagged-rule",
+                cited["id"]: "rule-evidence"}
+    protections = _protections(report)
+    for rid, protection in expected.items():
+        assert protections.get(rid) == protection, (
+            f"DEC-5: {rid} should be reported under its first applicable protection "
+            f"{protection!r}, the report says {protections.get(rid)!r}"
+        )
+    assert gone["id"] in report["archived"] and gone["id"] not in protections, (
+        "DEC-5: an unprotected record was reported as protected"
+    )
+
+
+@pytest.mark.requirement("DEC-6")
+def test_reference_salience_scoring(dec: Decay, clock: Any) -> None:
+    record = dec.put("the spare toner is in the cupboard", confidence="0.8000")
+    report = dec.decay(None, now=clock.at(30))
+    value = report["saliences"].get(record["id"])
+    assert value is not None, "DEC-6: the decay report gives no salience for the record"
+    assert abs(value - 0.4) <= 1e-4, (
+        f"DEC-6: salience of confidence 0.8 after one 30-day half-life is {value}, the reference "
+        "scoring gives 0.4"
+    )
+    assert record["id"] not in report["archived"], (
+        "DEC-6: a record at salience 0.4 was archived under the default threshold 0.05"
+    )
+    late = dec.decay(None, now=clock.at(30 * 5))
+    assert abs(late["saliences"][record["id"]] - 0.8 / 32) <= 1e-4, (
+        f"DEC-6: salience after five half-lives is {late['saliences'][record['id']]}, expected "
+        f"{0.8 / 32}"
+    )
+    assert record["id"] in late["archived"], (
+        "DEC-6: salience 0.025 is below the default threshold 0.05 but the record was not "
+        "archived"
+    )
+
+
+@pytest.mark.requirement("DEC-7")
+def test_decay_writes_nothing_but_archivals(dec: Decay, engine: Any) -> None:
+    keep = dec.put("the conference room seats twelve", confidence="1.0000")
+    drop = dec.put("the projector bulb was replaced", confidence="0.1000")
+    before = snapshot(engine)
+    report = dec.decay({"half_life_days": 365, "reinforcement_bonus": 0.25,
+                        "archive_threshold": 0.5}, now=dec.clock.at(10))
+    assert report["archived"] == [drop["id"]], (
+        f"DEC-7: expected only the low-confidence record archived, got {report['archived']}"
+    )
+    after = snapshot(engine)
+    assert after[keep["id"]] == before[keep["id"]], (
+        "DEC-7: decay wrote a version of a record it did not archive (salience bookkeeping "
+        "belongs in the sidecar, never in the record)"
+    )
+    archived = dec.get(drop["id"])
+    extra = set(archived) - set(drop) - {"occurred_at"}
+    assert not extra, f"DEC-7: decay added fields {sorted(extra)} to the record"
+
+
+@pytest.mark.requirement("DEC-7", "RCL-4")
+def test_touches_live_in_the_sidecar_and_slow_decay(dec: Decay, engine: Any, clock: Any) -> None:
+    touched = dec.put("the lab key hangs by the door", confidence="0.3000")
+    idle = dec.put("the lab key hangs by the door", confidence="0.3000")
+    for day in (1, 2, 3):
+        engine.call("touch", id=touched["id"], now=clock.at(day))
+    before = snapshot(engine)
+    report = dec.decay({"half_life_days": 1, "reinforcement_bonus": 0.25,
+                        "archive_threshold": 0.2}, now=clock.at(4))
+    saliences = report["saliences"]
+    assert saliences[touched["id"]] > saliences[idle["id"]], (
+        f"DEC-7: touches did not raise salience ({saliences[touched['id']]} vs "
+        f"{saliences[idle['id']]} for an untouched twin)"
+    )
+    assert idle["id"] in report["archived"] and touched["id"] not in report["archived"], (
+        f"DEC-7: reinforcement did not protect the touched record from decay "
+        f"(archived {report['archived']})"
+    )
+    assert snapshot(engine)[touched["id"]] == before[touched["id"]], (
+        "DEC-7: touches or decay wrote a version of the touched record"
+    )

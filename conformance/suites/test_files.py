@@ -1,0 +1,225 @@
+"""Memory files: canonical export, byte-identical round trips and a verifying loader."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memspec import (
+    FORMAT_VERSION,
+    SigningKey,
+    canonical_json,
+    sign_file,
+    sign_record,
+    verify_file,
+)
+from memspec.conformance import _builders as build
+from memspec.conformance._machines import attempt, expect_rejected, snapshot
+
+
+class Files:
+    """Records in the store, export and load."""
+
+    def __init__(self, engine: Any, clock: Any) -> None:
+        self.engine, self.clock, self.serial = engine, clock, 0
+
+    def new(self, body: str, **fields: Any) -> dict[str, Any]:
+        self.serial += 1
+        provenance = {"kind": "observation", "ref": f"file-{self.serial}", "agent": None}
+        return build.record("fact", body, created_at=self.clock.now(), provenance=provenance,
+                            **fields)
+
+    def records(self, key: SigningKey) -> list[dict[str, Any]]:
+        """Versions of a varied set of records (signed, extended, multi-version), write order."""
+        plain = self.new("the kettle is in the left cupboard", tags=["kitchen"])
+        signed = sign_record(self.new("the spare key is under the blue pot"), key)
+        extended = self.new("Ünïcödé 🦉 extension test", slots={"é": [1, 2]},
+                            extra={"x_vendor": {"kept": True, "n": 7}})
+        moved = self.new("standup starts at nine")
+        return [plain, signed, extended, moved,
+                build.evolve(moved, self.clock.advance(seconds=1), tags=["revised"])]
+
+    def export(self, now: str, seed: SigningKey | None = None) -> dict[str, Any]:
+        args: dict[str, Any] = {"now": now}
+        if seed is not None:
+            args["seed_hex"] = seed.seed.hex()
+        exported: dict[str, Any] = self.engine.call("export", **args)["file"]
+        return exported
+
+
+@pytest.fixture
+def files(engine: Any, clock: Any) -> Files:
+    return Files(engine, clock)
+
+
+def _latest(versions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    latest: dict[str, dict[str, Any]] = {}
+    for version in versions:
+        latest[version["id"]] = version
+    return latest
+
+
+@pytest.mark.requirement("FILE-8")
+def test_export_is_canonical_and_ordered(files: Files, engine: Any, keys: Any) -> None:
+    versions = files.records(keys.b)
+    now = files.clock.advance(days=1)
+    exports = []
+    for order in (versions, versions[:-1][::-1] + versions[-1:]):
+        engine.call("reset")
+        for version in order:
+            engine.call("put", record=version)
+        exports.append(files.export(now))
+    exported = exports[0]
+    latest = _latest(versions)
+    ids = [r["id"] for r in exported["records"]]
+    assert ids == sorted(latest), (
+        f"FILE-8: export lists {ids}, expected every record once in ascending id order"
+    )
+    for record in exported["records"]:
+        assert canonical_json(record) == canonical_json(latest[record["id"]]), (
+            f"FILE-8: export carries a version of {record['id']} that is not its latest"
+        )
+    assert exported["created_at"] == now, (
+        f"FILE-8: the file's created_at is {exported['created_at']}, not the export time {now}"
+    )
+    assert exported["format"] == FORMAT_VERSION and exported["agent"] is None and \
+        exported["signature"] == "", (
+            "FILE-8: an unsigned export should carry format, agent null and signature ''"
+        )
+    assert canonical_json(exports[1]) == canonical_json(exported), (
+        "FILE-8: the same store and time exported different bytes after a different insertion "
+        "order"
+    )
+    verify_file(exported, require_signature=False)
+
+
+@pytest.mark.requirement("FILE-8", "FILE-3")
+def test_signed_export_verifies(files: Files, engine: Any, keys: Any) -> None:
+    for version in files.records(keys.b):
+        engine.call("put", record=version)
+    exported = files.export(files.clock.now(), keys.a)
+    assert exported["agent"] == keys.a.address, (
+        f"FILE-3: a file signed with seed A names agent {exported['agent']}, not A's address"
+    )
+    verify_file(exported, require_signature=True)
+
+
+@pytest.mark.requirement("FILE-10")
+def test_round_trip_is_byte_identical(files: Files, engine: Any, keys: Any) -> None:
+    for version in files.records(keys.b):
+        engine.call("put", record=version)
+    now = files.clock.advance(days=1)
+    for seed, verify in ((None, False), (keys.a, True)):
+        first = files.export(now, seed)
+        engine.call("reset")
+        engine.call("load", file=first, verify=verify)
+        second = files.export(now, seed)
+        assert canonical_json(second) == canonical_json(first), (
+            f"FILE-10: export -> load into an empty store -> export at the same time is not "
+            f"byte-identical ({'signed' if seed else 'unsigned'} file)"
+        )
+
+
+@pytest.mark.requirement("FILE-5", "PROTO-7")
+def test_verifying_load_requires_a_file_signature(files: Files, engine: Any,
+                                                  keys: Any) -> None:
+    records = [files.new("the kettle is in the left cupboard"), files.new("tea before coffee")]
+    unsigned = build.memory_file(records, created_at=files.clock.now())
+    signed = sign_file(unsigned, keys.a)
+    stripped = {**signed, "signature": ""}
+    tampered = {**signed, "records": [{**records[0], "tags": ["added-later"]}, records[1]]}
+    wrong_agent = {**signed, "agent": keys.b.address}
+    for what, memory_file in (("an unsigned file", unsigned),
+                              ("a file whose signature was stripped", stripped),
+                              ("a file changed after signing", tampered),
+                              ("a file re-attributed to another agent", wrong_agent)):
+        expect_rejected(engine, "load", "signature", "FILE-5",
+                        f"a verifying load of {what}", file=memory_file, verify=True)
+    result, error = attempt(engine, "load", file=unsigned, verify=False)
+    assert error is None, f"FILE-5: the explicit opt-out did not load an unsigned file: {error}"
+    assert result is not None and sorted(result["loaded"]) == sorted(r["id"] for r in records), (
+        f"FILE-5: the opt-out load reported {result} instead of loading both records"
+    )
+    stored = {r["id"] for r in engine.call("iterate")["records"]}
+    assert stored == {r["id"] for r in records}, "FILE-5: the opt-out load did not store records"
+
+
+@pytest.mark.requirement("FILE-5")
+def test_verification_is_decided_by_the_caller_not_the_file(files: Files, engine: Any,
+                                                            keys: Any) -> None:
+    records = [files.new("the kettle is in the left cupboard")]
+    unsigned = build.memory_file(records, created_at=files.clock.now(),
+                                 extra={"verify": False, "require_signature": False})
+    expect_rejected(engine, "load", "signature", "FILE-5",
+                    "a verifying load of an unsigned file that asks not to be verified",
+                    file=unsigned, verify=True)
+
+
+@pytest.mark.requirement("FILE-6", "SIG-8", "PROTO-7")
+def test_verifying_load_checks_every_signed_record(files: Files, engine: Any,
+                                                   keys: Any) -> None:
+    good = sign_record(files.new("the spare key is under the blue pot"), keys.b)
+    altered = {**sign_record(files.new("the alarm code is private"), keys.b), "tags": ["x"]}
+    reattributed = {**sign_record(files.new("the safe is behind the painting"), keys.b),
+                    "signed_by": keys.c.address}
+    other_context = files.new("the vault opens at nine")
+    payload = {**other_context, "signed_by": keys.b.address}
+    payload.pop("signature")
+    cross = {**payload, "signature": keys.b.sign("memory-file", payload)}
+    for what, bad in (("a record changed after signing", altered),
+                      ("a record re-attributed to another signer", reattributed),
+                      ("a record signed under the memory-file context", cross)):
+        memory_file = sign_file(build.memory_file([good, bad], created_at=files.clock.now()),
+                                keys.a)
+        expect_rejected(engine, "load", "signature", "FILE-6",
+                        f"a verifying load of a signed file holding {what}",
+                        file=memory_file, verify=True)
+    fine = sign_file(build.memory_file([good], created_at=files.clock.now()), keys.a)
+    result = engine.call("load", file=fine, verify=True)
+    assert result["loaded"] == [good["id"]], (
+        f"FILE-6: a file whose signatures all verify was not loaded: {result}"
+    )
+
+
+@pytest.mark.requirement("FILE-9")
+def test_load_skips_existing_ids(files: Files, engine: Any) -> None:
+    kept = files.new("the kettle is in the left cupboard", tags=["original"])
+    engine.call("put", record=kept)
+    newer = build.evolve(kept, files.clock.advance(seconds=1), tags=["from-the-file"],
+                         state="archived", state_reason="the file says so")
+    arriving = [files.new("tea before coffee"), files.new("coffee after tea"),
+                files.new("water any time")]
+    arriving.sort(key=lambda r: r["id"], reverse=True)
+    before = snapshot(engine)
+    result = engine.call("load", file=build.memory_file([arriving[0], newer, *arriving[1:]],
+                                                        created_at=files.clock.now()),
+                         verify=False)
+    assert result["skipped"] == [kept["id"]], (
+        f"FILE-9: load should skip the id already in the store, reported skipped "
+        f"{result['skipped']}"
+    )
+    assert result["loaded"] == [r["id"] for r in arriving], (
+        f"FILE-9: load should load the new ids in file order, reported loaded {result['loaded']}"
+    )
+    assert snapshot(engine)[kept["id"]] == before[kept["id"]], (
+        "FILE-9: load overwrote or appended to a record that was already in the store"
+    )
+
+
+@pytest.mark.requirement("FILE-10", "REC-2")
+def test_extension_fields_survive_the_round_trip(files: Files, engine: Any, keys: Any) -> None:
+    extended = sign_record(files.new("the lab fridge is for samples only",
+                                     extra={"x_vendor": {"kept": [1, "two", None]},
+                                            "zz_last": "tail"}), keys.b)
+    header = build.memory_file([extended], created_at=files.clock.now(),
+                               extra={"x_producer": "the memspec kit"})
+    engine.call("load", file=sign_file(header, keys.a), verify=True)
+    stored = engine.call("get", id=extended["id"])["record"]
+    assert canonical_json(stored) == canonical_json(extended), (
+        "REC-2: an extension field of a loaded record was dropped or changed"
+    )
+    exported = files.export(files.clock.now())
+    assert canonical_json(exported["records"][0]) == canonical_json(extended), (
+        "REC-2: an extension field did not survive export"
+    )

@@ -1,0 +1,471 @@
+"""Lifecycle behaviour through the store: proposals, resolution and rule flags.
+
+A hypothesis state machine drives random legal and illegal steps against a model
+(``memspec.conformance._machines.LifecycleMachine``); the example tests below pin
+each requirement on its own so a faulty engine fails the test naming it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis.stateful import run_state_machine_as_test
+
+from memspec import is_reason
+from memspec.conformance import _builders as build
+from memspec.conformance._machines import (
+    LEGAL_TRANSITIONS,
+    LifecycleMachine,
+    canon,
+    expect_rejected,
+    fresh_id,
+    kit_settings,
+    version_problems,
+)
+
+_STATES = ("active", "transitional", "superseded", "archived")
+
+
+class Kit:
+    """Small steps the example tests share: making records and applying proposals."""
+
+    def __init__(self, engine: Any, clock: Any) -> None:
+        self.engine, self.clock, self.serial = engine, clock, 0
+
+    def new(self, body: str = "the kettle is in the left cupboard", kind: str = "fact",
+            **fields: Any) -> dict[str, Any]:
+        self.serial += 1
+        provenance = {"kind": "observation", "ref": f"kit-{self.serial}", "agent": None}
+        return build.record(kind, body, created_at=self.clock.now(), provenance=provenance,
+                            **fields)
+
+    def create(self, body: str = "the kettle is in the left cupboard", kind: str = "fact",
+               **fields: Any) -> dict[str, Any]:
+        record = self.new(body, kind, **fields)
+        self.apply(build.proposal("create", record))
+        return record
+
+    def apply(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:
+        written: list[dict[str, Any]] = self.engine.call(
+            "apply_proposal", proposal=proposal, now=self.clock.advance(seconds=1))["written"]
+        return written
+
+    def get(self, rid: str) -> dict[str, Any]:
+        record: dict[str, Any] = self.engine.call("get", id=rid)["record"]
+        return record
+
+    def history(self, rid: str) -> list[dict[str, Any]]:
+        versions: list[dict[str, Any]] = self.engine.call("history", id=rid)["records"]
+        return versions
+
+    def pair(self, reason: str = "they disagree") -> tuple[dict[str, Any], dict[str, Any]]:
+        a = self.create("the staging database is Postgres")
+        b = self.create("the staging database is not Postgres")
+        self.apply(build.proposal("transition", target_id=a["id"], other_id=b["id"],
+                                  reason=reason))
+        return a, b
+
+    def supersede(self, old: dict[str, Any], body: str = "the kettle moved to the right",
+                  reason: str = "the kettle moved") -> dict[str, Any]:
+        successor = self.new(body, supersedes=old["id"])
+        self.apply(build.proposal("supersede", successor, target_id=old["id"], reason=reason))
+        return successor
+
+    def archive(self, rid: str, reason: str = "no longer relevant") -> None:
+        self.apply(build.proposal("archive", target_id=rid, reason=reason))
+
+
+@pytest.fixture
+def kit(engine: Any, clock: Any) -> Kit:
+    return Kit(engine, clock)
+
+
+# -- the state machine ------------------------------------------------------------------
+
+
+@pytest.mark.requirement("LC-1", "LC-2", "LC-4", "OP-2", "OP-3")
+def test_lifecycle_state_machine(engine: Any, clock: Any) -> None:
+    """Random legal and illegal steps: legal ones applied exactly, illegal ones write nothing.
+
+    The machine checks every lifecycle requirement and its failure message names the one
+    broken; the test is marked with the requirements it is the main evidence for (legal
+    moves only, archived terminal, nothing deleted, nothing written or repaired for an
+    invalid step), and the example tests below mark the rest one by one.
+    """
+    # hypothesis takes any factory of machines; its annotation names only classes.
+    run_state_machine_as_test(lambda: LifecycleMachine(engine, clock),  # type: ignore[arg-type]
+                              settings=kit_settings())
+
+
+# -- legality ----------------------------------------------------------------------------
+
+
+@pytest.mark.requirement("LC-1", "LC-2")
+def test_is_legal_matches_the_table(engine: Any) -> None:
+    for old in _STATES:
+        for new in _STATES:
+            answer = engine.call("is_legal", **{"from": old, "to": new})["legal"]
+            expected = (old, new) in LEGAL_TRANSITIONS
+            assert answer is expected, (
+                f"{'LC-2' if old == 'archived' else 'LC-1'}: is_legal({old} -> {new}) answered "
+                f"{answer!r}, the legality table says {expected}"
+            )
+
+
+@pytest.mark.requirement("LC-2")
+def test_archived_is_terminal(kit: Kit, engine: Any, clock: Any) -> None:
+    gone = kit.create()
+    other = kit.create("standup starts at nine")
+    kit.archive(gone["id"])
+    now = clock.advance(seconds=1)
+    successor = kit.new("the kettle is back", supersedes=gone["id"])
+    cases = {
+        "archive of an archived record": build.proposal("archive", target_id=gone["id"],
+                                                        reason="again"),
+        "supersede of an archived record": build.proposal("supersede", successor,
+                                                          target_id=gone["id"],
+                                                          reason="it came back"),
+        "transition with an archived record": build.proposal(
+            "transition", target_id=gone["id"], other_id=other["id"], reason="conflict"),
+    }
+    for what, proposal in cases.items():
+        expect_rejected(engine, "apply_proposal", "lifecycle", "LC-2", what,
+                        proposal=proposal, now=now)
+    assert kit.get(gone["id"])["state"] == "archived", "LC-2: an archived record left archived"
+
+
+@pytest.mark.requirement("LC-3")
+def test_every_state_change_needs_a_reason(kit: Kit, engine: Any, clock: Any) -> None:
+    old = kit.create()
+    other = kit.create("standup starts at nine")
+    now = clock.advance(seconds=1)
+    for reason in ("", "   "):
+        successor = kit.new("the kettle moved", supersedes=old["id"])
+        for what, proposal in {
+            "supersede": build.proposal("supersede", successor, target_id=old["id"],
+                                        reason=reason),
+            "archive": build.proposal("archive", target_id=old["id"], reason=reason),
+            "transition": build.proposal("transition", target_id=old["id"],
+                                         other_id=other["id"], reason=reason),
+        }.items():
+            expect_rejected(engine, "apply_proposal", "proposal", "LC-3",
+                            f"{what} with reason {reason!r}", proposal=proposal, now=now)
+    a, b = kit.pair()
+    expect_rejected(engine, "resolve", "lifecycle", "LC-3",
+                    "resolution with an empty reason", winner_id=a["id"], loser_id=b["id"],
+                    reason="", now=clock.advance(seconds=1))
+
+
+@pytest.mark.requirement("LC-3", "LC-5", "SUP-2")
+def test_supersede_writes_the_exact_versions(kit: Kit, engine: Any, clock: Any) -> None:
+    old = kit.create()
+    successor = kit.new("the kettle is in the right cupboard", supersedes=old["id"])
+    now = clock.advance(seconds=1)
+    written = engine.call("apply_proposal", proposal=build.proposal(
+        "supersede", successor, target_id=old["id"], reason="the kettle moved"), now=now)
+    by_id = {w["id"]: w for w in written["written"]}
+    assert set(by_id) == {old["id"], successor["id"]}, (
+        f"LC-5: supersede should write the successor and a new version of the old record, "
+        f"wrote {list(by_id)}"
+    )
+    assert canon(by_id[successor["id"]]) == canon(successor), (
+        "OP-3: the successor was written altered"
+    )
+    problems = version_problems(old, kit.get(old["id"]), now, {
+        "state": ("superseded", "SUP-2"), "superseded_by": (successor["id"], "SUP-2"),
+        "state_reason": ("the kettle moved", "LC-3")})
+    assert not problems, "; ".join(problems)
+    assert kit.get(successor["id"])["supersedes"] == old["id"], (
+        "SUP-1: the stored successor does not name the old record in supersedes"
+    )
+
+
+@pytest.mark.requirement("SUP-1")
+def test_supersede_without_back_reference_is_rejected(kit: Kit, engine: Any,
+                                                      clock: Any) -> None:
+    old = kit.create()
+    elsewhere = kit.create("standup starts at nine")
+    now = clock.advance(seconds=1)
+    for link in (None, elsewhere["id"]):
+        successor = kit.new("the kettle moved", supersedes=link)
+        expect_rejected(engine, "apply_proposal", "lifecycle", "SUP-1",
+                        f"a successor whose supersedes is {link!r} instead of the old record",
+                        proposal=build.proposal("supersede", successor, target_id=old["id"],
+                                                reason="moved"), now=now)
+    assert kit.get(old["id"])["state"] == "active", "SUP-1: the old record was superseded"
+
+
+@pytest.mark.requirement("OP-6", "SUP-1")
+def test_a_successor_must_be_a_new_record(kit: Kit, engine: Any, clock: Any) -> None:
+    old = kit.create()
+    stored = kit.create("the kettle is in the right cupboard")
+    for what, successor in (
+            ("an already stored record", {**stored, "supersedes": old["id"]}),
+            ("a new version of an already stored record",
+             build.evolve(stored, clock.advance(seconds=1), supersedes=old["id"]))):
+        expect_rejected(engine, "apply_proposal", "proposal", "OP-6",
+                        f"a supersede whose successor is {what}",
+                        proposal=build.proposal("supersede", successor, target_id=old["id"],
+                                                reason="moved"), now=clock.advance(seconds=1))
+
+
+@pytest.mark.requirement("SUP-5", "LC-1")
+def test_only_active_records_are_superseded(kit: Kit, engine: Any, clock: Any) -> None:
+    a, _ = kit.pair()
+    gone = kit.create("standup starts at nine")
+    kit.supersede(gone, "standup starts at ten", "moved")
+    for target, state in ((a, "transitional"), (gone, "superseded")):
+        successor = kit.new(f"a successor of a {state} record", supersedes=target["id"])
+        expect_rejected(engine, "apply_proposal", "lifecycle", "SUP-5",
+                        f"supersede of a {state} record",
+                        proposal=build.proposal("supersede", successor, target_id=target["id"],
+                                                reason="newer"),
+                        now=clock.advance(seconds=1))
+
+
+@pytest.mark.requirement("TRN-3", "LC-5")
+def test_transition_marks_both_sides(kit: Kit, engine: Any, clock: Any) -> None:
+    a = kit.create("the staging database is Postgres")
+    b = kit.create("the staging database is not Postgres")
+    now = clock.advance(seconds=1)
+    result = engine.call("apply_proposal", proposal=build.proposal(
+        "transition", target_id=a["id"], other_id=b["id"], reason="they disagree"), now=now)
+    assert sorted(w["id"] for w in result["written"]) == sorted([a["id"], b["id"]]), (
+        "TRN-3: a transition should write a new version of both sides"
+    )
+    block = build.transition_block(a["id"], b["id"], "they disagree")
+    for side in (a, b):
+        problems = version_problems(side, kit.get(side["id"]), now, {
+            "state": ("transitional", "TRN-3"), "transition": (block, "TRN-3")})
+        assert not problems, "; ".join(problems)
+
+
+@pytest.mark.requirement("TRN-4")
+def test_transition_needs_two_distinct_active_records(kit: Kit, engine: Any,
+                                                      clock: Any) -> None:
+    a = kit.create()
+    b, _ = kit.pair()
+    gone = kit.create("tea before coffee")
+    kit.archive(gone["id"])
+    for what, other in (("itself", a), ("a transitional record", b),
+                        ("an archived record", gone)):
+        expect_rejected(engine, "apply_proposal", "lifecycle", "TRN-4",
+                        f"transition of an active record with {what}",
+                        proposal=build.proposal("transition", target_id=a["id"],
+                                                other_id=other["id"], reason="conflict"),
+                        now=clock.advance(seconds=1))
+
+
+@pytest.mark.requirement("RES-1")
+def test_resolution_names_the_two_sides_of_one_transition(kit: Kit, engine: Any,
+                                                          clock: Any) -> None:
+    a, b = kit.pair()
+    c = kit.create("the kettle is in the left cupboard")
+    d = kit.create("the kettle is not in the left cupboard")
+    kit.apply(build.proposal("transition", target_id=c["id"], other_id=d["id"],
+                             reason="kettle dispute"))
+    active = kit.create("standup starts at nine")
+    for what, winner, loser in (("sides of two different transitions", a, c),
+                                ("a record and itself", a, a),
+                                ("an active record", active, a)):
+        expect_rejected(engine, "resolve", "lifecycle", "RES-1", f"resolution of {what}",
+                        winner_id=winner["id"], loser_id=loser["id"], reason="settled",
+                        now=clock.advance(seconds=1))
+    assert kit.get(b["id"])["state"] == "transitional", "RES-1: a rejected resolution wrote"
+
+
+@pytest.mark.requirement("RES-2", "RES-3", "LC-4")
+def test_resolution_outcome_and_loser_history(kit: Kit, engine: Any, clock: Any) -> None:
+    a, b = kit.pair()
+    won_before, lost_before = kit.get(a["id"]), kit.get(b["id"])
+    now = clock.advance(seconds=1)
+    result = engine.call("resolve", winner_id=a["id"], loser_id=b["id"],
+                         reason="the config file says Postgres", now=now)
+    assert sorted(w["id"] for w in result["written"]) == sorted([a["id"], b["id"]]), (
+        "RES-2: resolution should write one new version of the winner and of the loser"
+    )
+    problems = version_problems(won_before, kit.get(a["id"]), now, {
+        "state": ("active", "RES-2"), "transition": (None, "RES-2"),
+        "state_reason": ("the config file says Postgres", "RES-2")})
+    problems += version_problems(lost_before, kit.get(b["id"]), now, {
+        "state": ("superseded", "RES-2"), "transition": (None, "RES-2"),
+        "superseded_by": (a["id"], "RES-2"),
+        "state_reason": ("the config file says Postgres", "RES-2")})
+    assert not problems, "; ".join(problems)
+    states = [v["state"] for v in kit.history(b["id"])]
+    assert states == ["active", "transitional", "superseded"], (
+        f"RES-3: the loser's history should be active, transitional, superseded; it is {states}"
+    )
+    assert canon(kit.history(b["id"])[0]) == canon(b), (
+        "RES-3: the loser's first version is no longer the record as born"
+    )
+
+
+@pytest.mark.requirement("LC-4", "LC-5")
+def test_superseded_and_archived_records_keep_their_history(kit: Kit, engine: Any) -> None:
+    old = kit.create()
+    successor = kit.supersede(old)
+    kit.archive(old["id"], "old news")
+    kit.archive(successor["id"], "kettle sold")
+    for record, states in ((old, ["active", "superseded", "archived"]),
+                           (successor, ["active", "archived"])):
+        versions = kit.history(record["id"])
+        assert [v["state"] for v in versions] == states, (
+            f"LC-4: history of {record['id']} is {[v['state'] for v in versions]}, "
+            f"expected {states}"
+        )
+        assert canon(versions[0]) == canon(record), "LC-4: the birth version was altered"
+        assert all(v["id"] == record["id"] for v in versions), "LC-5: a version changed its id"
+        stamps = [v["updated_at"] for v in versions]
+        assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps), (
+            f"LC-5: updated_at does not move forward with each change: {stamps}"
+        )
+
+
+# -- proposals ---------------------------------------------------------------------------
+
+
+@pytest.mark.requirement("OP-1")
+def test_unknown_proposal_kinds_are_rejected(kit: Kit, engine: Any, clock: Any) -> None:
+    target = kit.create()
+    for kind in ("delete", "redact", "update", "merge", "resolve", "CREATE", ""):
+        expect_rejected(engine, "apply_proposal", "proposal", "OP-1",
+                        f"a proposal of kind {kind!r}",
+                        proposal=build.proposal(kind, target_id=target["id"], reason="x"),
+                        now=clock.advance(seconds=1))
+
+
+@pytest.mark.requirement("OP-2", "OP-3")
+def test_invalid_proposals_are_not_repaired(kit: Kit, engine: Any, clock: Any) -> None:
+    old = kit.create()
+    other = kit.create("standup starts at nine")
+    unlinked = kit.new("the kettle moved")
+    now = clock.advance(seconds=1)
+    cases: list[tuple[str, str | tuple[str, ...], dict[str, Any]]] = [
+        ("a supersede whose successor does not name the old record", "lifecycle",
+         build.proposal("supersede", unlinked, target_id=old["id"], reason="moved")),
+        ("a supersede without a reason", "proposal",
+         build.proposal("supersede", kit.new("moved", supersedes=old["id"]),
+                        target_id=old["id"])),
+        ("an archive without a reason", "proposal",
+         build.proposal("archive", target_id=old["id"])),
+        ("a transition naming one record twice", "lifecycle",
+         build.proposal("transition", target_id=other["id"], other_id=other["id"],
+                        reason="conflict")),
+        ("a create of a rule without evidence", "record",
+         build.proposal("create", kit.new("always do this", "rule"))),
+    ]
+    for what, classes, proposal in cases:
+        expect_rejected(engine, "apply_proposal", classes, "OP-3", what, proposal=proposal,
+                        now=now)
+    assert [kit.get(r["id"])["state"] for r in (old, other)] == ["active", "active"], (
+        "OP-3: an invalid proposal changed a record"
+    )
+
+
+@pytest.mark.requirement("OP-6", "REC-14")
+def test_create_needs_a_new_record_born_active(kit: Kit, engine: Any, clock: Any) -> None:
+    stored = kit.create()
+    now = clock.advance(seconds=1)
+    expect_rejected(engine, "apply_proposal", "proposal", "OP-6",
+                    "a create of an id already in the store",
+                    proposal=build.proposal("create", stored), now=now)
+    not_born = {
+        "state superseded": {"state": "superseded", "superseded_by": fresh_id("s"),
+                             "state_reason": "old"},
+        "state archived": {"state": "archived", "state_reason": "old"},
+        "updated_at after created_at": {"updated_at": clock.at(400)},
+        "a transition block": {"state": "transitional", "transition": build.transition_block(
+            fresh_id("t"), fresh_id("u"), "x")},
+    }
+    for what, changes in not_born.items():
+        record = {**kit.new("the kettle is here"), **changes}
+        if "transition" in changes:
+            record["transition"]["sides"][0] = record["id"]
+        expect_rejected(engine, "apply_proposal", "proposal", "OP-6",
+                        f"a create of a record not born active ({what})",
+                        proposal=build.proposal("create", record), now=now)
+
+
+@pytest.mark.requirement("RULE-1")
+@pytest.mark.profile("lifecycle")
+def test_rule_without_evidence_is_rejected(kit: Kit, engine: Any, clock: Any) -> None:
+    expect_rejected(engine, "apply_proposal", "record", "RULE-1",
+                    "a create of a rule with empty evidence",
+                    proposal=build.proposal("create", kit.new("always lock the door", "rule")),
+                    now=clock.advance(seconds=1))
+
+
+# -- rule flags (the pure refresh operation) ----------------------------------------------
+
+
+def _refresh(engine: Any, clock: Any, rule: dict[str, Any], evidence: list[dict[str, Any]],
+             missing: list[str]) -> dict[str, Any]:
+    result = engine.call("lifecycle", operation="refresh_rule_flag",
+                         records=[rule, *evidence], missing=missing, now=clock.advance(seconds=1))
+    (refreshed,) = result["records"]
+    assert isinstance(refreshed, dict)
+    return refreshed
+
+
+@pytest.mark.requirement("RULE-2", "RULE-6")
+def test_rule_flagged_when_no_evidence_is_live(kit: Kit, engine: Any, clock: Any) -> None:
+    e1, e2 = kit.create("standup ran long on monday"), kit.create("standup ran long on friday")
+    kit.supersede(e1, "standup ran long on monday and tuesday", "more detail")
+    kit.archive(e2["id"])
+    ghost = fresh_id("missing-evidence")
+    rule = kit.new("standups run long", "rule", evidence=[e1["id"], e2["id"], ghost])
+    for state_changes in ({}, {"state": "transitional"}):
+        subject = dict(rule)
+        if state_changes:
+            subject = {**rule, "state": "transitional", "transition": build.transition_block(
+                rule["id"], fresh_id("other-side"), "dispute")}
+        refreshed = _refresh(engine, clock, subject, [kit.get(e1["id"]), kit.get(e2["id"])],
+                             [ghost])
+        assert refreshed["flagged"] is True, (
+            "RULE-2: a rule whose evidence is superseded, archived or missing was not flagged"
+        )
+        assert is_reason(refreshed["flag_reason"]), (
+            "RULE-2: a flagged rule carries no flag_reason"
+        )
+        assert refreshed["state"] == subject["state"], (
+            f"RULE-6: flagging moved the rule from {subject['state']} to {refreshed['state']}"
+        )
+
+
+@pytest.mark.requirement("RULE-3")
+def test_rule_flag_cleared_when_evidence_is_live(kit: Kit, engine: Any, clock: Any) -> None:
+    live = kit.create("standup ran long on monday")
+    dead = kit.create("standup ran long on friday")
+    kit.archive(dead["id"])
+    flagged = {**kit.new("standups run long", "rule", evidence=[live["id"], dead["id"]]),
+               "flagged": True, "flag_reason": "evidence was invalidated"}
+    a, _ = kit.pair()
+    for evidence in (kit.get(live["id"]), kit.get(a["id"])):
+        rule = {**flagged, "evidence": [evidence["id"], dead["id"]]}
+        refreshed = _refresh(engine, clock, rule, [evidence, kit.get(dead["id"])], [])
+        assert refreshed["flagged"] is False and refreshed["flag_reason"] is None, (
+            f"RULE-3: a flagged rule with {evidence['state']} evidence kept flagged="
+            f"{refreshed['flagged']!r}, flag_reason={refreshed['flag_reason']!r}"
+        )
+
+
+@pytest.mark.requirement("RULE-5")
+def test_partial_evidence_set_is_rejected(kit: Kit, engine: Any, clock: Any) -> None:
+    e1, e2 = kit.create("standup ran long on monday"), kit.create("standup ran long on friday")
+    rule = kit.new("standups run long", "rule", evidence=[e1["id"], e2["id"]])
+    expect_rejected(engine, "lifecycle", "lifecycle", "RULE-5",
+                    "flag evaluation given one of two evidence records",
+                    operation="refresh_rule_flag", records=[rule, e1], missing=[],
+                    now=clock.advance(seconds=1))
+
+
+@pytest.mark.requirement("RULE-4")
+@pytest.mark.profile("lifecycle")
+def test_only_rules_are_flagged(kit: Kit, engine: Any, clock: Any) -> None:
+    fact = kit.create("standup ran long on monday")
+    expect_rejected(engine, "lifecycle", "lifecycle", "RULE-4",
+                    "flag evaluation of a fact (only rules carry flags)",
+                    operation="refresh_rule_flag", records=[fact], missing=[],
+                    now=clock.advance(seconds=1))

@@ -1,0 +1,232 @@
+"""Redaction: every version becomes the tombstone; existence, history length and links survive."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memspec import REDACTED_BODY, birth_digest, canonical_json, sign_record, validate_record
+from memspec.conformance import _builders as build
+from memspec.conformance._machines import (
+    attempt,
+    describe_change,
+    expect_rejected,
+    fresh_id,
+    snapshot,
+)
+
+SECRET = "the door code is 4711 and the alarm PIN is zebraquokka"
+
+
+class Redact:
+    """A record with several versions and links, and the redact operation."""
+
+    def __init__(self, engine: Any, clock: Any) -> None:
+        self.engine, self.clock, self.serial = engine, clock, 0
+
+    def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
+        self.serial += 1
+        provenance = {"kind": "conversation", "ref": f"chat-{self.serial}",
+                      "agent": None}
+        return build.record(kind, body, created_at=self.clock.now(), provenance=provenance,
+                            **fields)
+
+    def seed(self, keys: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """A signed, tagged, slotted rule with evidence and links, in three versions."""
+        evidence = self.new("the office has a keypad")
+        older = self.new("the door code was 1234")
+        self.engine.call("put", record=evidence)
+        self.engine.call("put", record=older)
+        born = sign_record(self.new(SECRET, "rule", slots={"code": "4711"}, tags=["access"],
+                                    evidence=[evidence["id"]], supersedes=older["id"],
+                                    occurred_at=self.clock.now()), keys.a)
+        v2 = build.evolve(born, self.clock.advance(seconds=1), tags=["access", "office"])
+        v3 = build.evolve(v2, self.clock.advance(seconds=1), state="superseded",
+                          superseded_by=fresh_id("newer-code"), state_reason="code changed")
+        for version in (born, v2, v3):
+            self.engine.call("put", record=version)
+        return born, [born, v2, v3]
+
+    def redact(self, rid: str, reason: str = "a secret was remembered by mistake"
+               ) -> dict[str, Any]:
+        record: dict[str, Any] = self.engine.call("redact", id=rid, reason=reason,
+                                                  now=self.clock.advance(seconds=1))["record"]
+        return record
+
+
+@pytest.fixture
+def red(engine: Any, clock: Any) -> Redact:
+    return Redact(engine, clock)
+
+
+@pytest.mark.requirement("RED-1")
+def test_every_version_becomes_the_tombstone(red: Redact, engine: Any, keys: Any) -> None:
+    born, versions = red.seed(keys)
+    bystander_before = snapshot(engine)
+    tombstone = red.redact(born["id"])
+    history = engine.call("history", id=born["id"])["records"]
+    assert len(history) == len(versions), (
+        f"RED-1: redaction changed the version count from {len(versions)} to {len(history)}"
+    )
+    for i, version in enumerate(history):
+        assert canonical_json(version) == canonical_json(tombstone), (
+            f"RED-1: version {i + 1} of {born['id']} is not the tombstone (body "
+            f"{version.get('body')!r})"
+        )
+    latest = engine.call("get", id=born["id"])["record"]
+    assert canonical_json(latest) == canonical_json(tombstone), "RED-1: get is not the tombstone"
+    after = snapshot(engine)
+    for rid, stored in bystander_before.items():
+        if rid != born["id"]:
+            assert after[rid] == stored, f"RED-1: redaction changed another record {rid}"
+    again = red.redact(born["id"], "redacted twice")
+    assert canonical_json(again) == canonical_json(tombstone) and snapshot(engine) == after, (
+        "RED-1: redacting a record that is already a tombstone changed it; it returns the "
+        "tombstone as it is"
+    )
+
+
+@pytest.mark.requirement("RED-2")
+def test_tombstone_keeps_identity_and_links(red: Redact, keys: Any) -> None:
+    born, versions = red.seed(keys)
+    tombstone = red.redact(born["id"])
+    latest = versions[-1]
+    for field in ("id", "type", "created_at", "evidence", "supersedes", "superseded_by"):
+        assert tombstone.get(field) == latest[field], (
+            f"RED-2: the tombstone's {field} is {tombstone.get(field)!r}, the record had "
+            f"{latest[field]!r} (ids are not content; the link graph must not dangle)"
+        )
+
+
+@pytest.mark.requirement("RED-3", "RED-4", "RED-5")
+@pytest.mark.profile("redaction")
+def test_tombstone_destroys_content_and_explains_the_id(red: Redact, engine: Any,
+                                                        keys: Any) -> None:
+    born, versions = red.seed(keys)
+    reason = "personal data remembered by mistake"
+    now = red.clock.advance(seconds=1)
+    tombstone = engine.call("redact", id=born["id"], reason=reason, now=now)["record"]
+    expected: dict[str, Any] = {"state": "archived", "body": REDACTED_BODY, "slots": {}, "tags": [],
+                "provenance": {"kind": "redaction", "ref": None, "agent": None},
+                "confidence": "0.0000", "signed_by": None, "signature": ""}
+    for field, value in expected.items():
+        assert tombstone.get(field) == value, (
+            f"RED-3: the tombstone's {field} is {tombstone.get(field)!r}, expected {value!r}"
+        )
+    assert "occurred_at" not in tombstone, "RED-3: the tombstone still carries occurred_at"
+    assert tombstone.get("redacted") is True, "RED-4: the tombstone lacks redacted: true"
+    assert tombstone.get("redaction_reason") == reason, (
+        f"RED-4: redaction_reason is {tombstone.get('redaction_reason')!r}, not the reason given"
+    )
+    assert tombstone.get("birth_digest") == birth_digest(born), (
+        "RED-4: birth_digest is not the sha256 of the original birth content"
+    )
+    assert tombstone["id"] == "mem:" + tombstone["birth_digest"][:32], (
+        "RED-5: the tombstone's id is not the prefix of its birth_digest"
+    )
+    validate_record(tombstone)
+    latest = versions[-1]
+    table = {
+        "id": latest["id"], "type": latest["type"], "body": REDACTED_BODY, "slots": {},
+        "state": "archived", "confidence": "0.0000", "created_at": latest["created_at"],
+        "updated_at": now, "provenance": {"kind": "redaction", "ref": None, "agent": None},
+        "evidence": latest["evidence"], "supersedes": latest["supersedes"],
+        "superseded_by": latest["superseded_by"], "transition": None, "state_reason": reason,
+        "tags": [], "flagged": False, "flag_reason": None, "signed_by": None, "signature": "",
+        "redacted": True, "redaction_reason": reason, "birth_digest": birth_digest(born),
+    }
+    assert canonical_json(tombstone) == canonical_json(table), (
+        "RED-3: the tombstone differs from the one the tombstone table fixes: "
+        + "; ".join(f"{k}={tombstone.get(k)!r} (expected {v!r})" for k, v in table.items()
+                    if tombstone.get(k) != v)
+        + "; ".join(f" extra field {k}" for k in set(tombstone) - set(table))
+    )
+    text = canonical_json(tombstone).decode()
+    for fragment in ("4711", "zebraquokka", "chat-"):
+        assert fragment not in text, f"RED-3: the tombstone still contains {fragment!r}"
+
+
+@pytest.mark.requirement("RED-4")
+@pytest.mark.profile("redaction")
+def test_redaction_needs_a_reason(red: Redact, engine: Any, keys: Any) -> None:
+    born, _ = red.seed(keys)
+    for reason in ("", "   "):
+        expect_rejected(engine, "redact", "record", "RED-4",
+                        f"a redaction with reason {reason!r}", id=born["id"], reason=reason,
+                        now=red.clock.advance(seconds=1))
+    expect_rejected(engine, "redact", "not-found", "RED-4", "a redaction of an unknown id",
+                    id=fresh_id("never-stored"), reason="x", now=red.clock.advance(seconds=1))
+
+
+
+@pytest.mark.requirement("RED-6")
+def test_the_store_port_cannot_redact(red: Redact, engine: Any, keys: Any) -> None:
+    born, versions = red.seed(keys)
+    fake = {**versions[-1], "body": REDACTED_BODY, "slots": {}, "tags": [], "state": "archived",
+            "provenance": {"kind": "redaction", "ref": None, "agent": None},
+            "confidence": "0.0000", "signed_by": None, "signature": "", "transition": None,
+            "flagged": False, "flag_reason": None, "redacted": True,
+            "redaction_reason": "through put", "birth_digest": birth_digest(born)}
+    fake.pop("occurred_at", None)
+    _, error = attempt(engine, "put", record=fake)
+    accepted = error is None
+    history = engine.call("history", id=born["id"])["records"]
+    assert len(history) == len(versions) + accepted, (
+        f"RED-6: put of a tombstone-shaped version left {len(history)} versions; the store port "
+        "only ever appends"
+    )
+    assert canonical_json(history[0]) == canonical_json(born), (
+        "RED-6: a put through the store port destroyed earlier versions; redaction must not be "
+        "part of the RecordStore port"
+    )
+
+
+@pytest.mark.requirement("RED-6", "OP-1")
+def test_no_proposal_reaches_redaction(red: Redact, engine: Any, keys: Any) -> None:
+    born, versions = red.seed(keys)
+    tomb_like = {**versions[0], "body": REDACTED_BODY, "redacted": True,
+                 "redaction_reason": "by proposal", "birth_digest": birth_digest(born)}
+    now = red.clock.advance(seconds=1)
+    for kind in ("redact", "redaction", "delete", "tombstone"):
+        expect_rejected(engine, "apply_proposal", "proposal", "RED-6",
+                        f"a {kind!r} proposal", proposal=build.proposal(
+                            kind, target_id=born["id"], reason="destroy it"), now=now)
+    before = snapshot(engine)
+    attempt(engine, "apply_proposal", proposal=build.proposal("create", tomb_like), now=now)
+    after = snapshot(engine)
+    assert after[born["id"]] == before[born["id"]], (
+        f"RED-6: a proposal changed the stored versions of {born['id']}: "
+        f"{describe_change(before, after)}"
+    )
+
+
+@pytest.mark.requirement("RED-7")
+@pytest.mark.profile("search")
+def test_redacted_content_leaves_the_search_index(red: Redact, engine: Any, keys: Any) -> None:
+    born, _ = red.seed(keys)
+    found = [c["id"] for c in engine.call("search", query="zebraquokka", k=10)["candidates"]]
+    assert born["id"] in found, "RED-7: the secret was not findable before redaction (setup)"
+    red.redact(born["id"])
+    for query in ("zebraquokka", "door code 4711", "alarm PIN", "access"):
+        hits = {c["id"]: c["score"] for c in engine.call("search", query=query,
+                                                         k=10)["candidates"]}
+        assert born["id"] not in hits or hits[born["id"]] <= 0, (
+            f"RED-7: after redaction search({query!r}) still finds {born['id']} "
+            f"(score {hits.get(born['id'])}); redacted content must leave every index"
+        )
+
+
+@pytest.mark.requirement("RED-8", "CONS-11")
+def test_rule_with_redacted_evidence_is_flagged(red: Redact, engine: Any) -> None:
+    evidence = red.new("the visitor badge number is 5521")
+    rule = red.new("visitors always get a numbered badge", "rule", evidence=[evidence["id"]])
+    engine.call("put", record=evidence)
+    engine.call("put", record=rule)
+    red.redact(evidence["id"])
+    engine.call("consolidate", now=red.clock.advance(days=1),
+                config={"near_dup_threshold": "0.95", "promotion_threshold": 3})
+    swept = engine.call("get", id=rule["id"])["record"]
+    assert swept["flagged"] is True, (
+        "RED-8: a rule whose only evidence was redacted was not flagged by the sweep"
+    )
