@@ -19,7 +19,6 @@ __all__ = [
     "ALWAYS_PROFILES",
     "ERRORED",
     "FAILED",
-    "KIT_UNTESTABLE",
     "LEVELS",
     "NOT_CLAIMED",
     "NOT_CLAIMED_PREFIX",
@@ -58,17 +57,6 @@ LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")
 #: Profiles every engine is checked against without claiming them.
 ALWAYS_PROFILES = frozenset({"core"})
 
-#: Requirements a black-box kit cannot observe through the Engine interface, with the reason.
-KIT_UNTESTABLE: dict[str, str] = {
-    "OP-4": "architecture rule: operators' lack of store access is not observable through the "
-            "engine interface",
-    "OP-5": "architecture rule: the kit runs engines offline but cannot prove no model is used",
-    "STORE-7": "atomicity under a crash mid-write cannot be provoked through the engine interface",
-    "STORE-9": "the on-disk layout of a file store is not visible through the engine interface",
-    "STORE-12": "the engine protocol is one request at a time, so concurrent writers cannot be "
-                "driven through it",
-}
-
 @dataclass(frozen=True)
 class Requirement:
     """One catalogue entry."""
@@ -94,16 +82,16 @@ def binding(level: str) -> bool:
 def catalogue() -> dict[str, Requirement]:
     """Every requirement by id, in spec order, from the package's spec/requirements.json.
 
-    The kit's own untestable reasons (:data:`KIT_UNTESTABLE`) fill in where the
-    spec gives none.
+    A requirement is untestable exactly when the spec's Appendix A gives it a
+    reason (the ``untestable`` member): the appendix is the only list, and the
+    kit keeps no table of its own.
     """
     data: dict[str, Any] = load_json("spec", "requirements.json")
     found: dict[str, Requirement] = {}
     for item in data["requirements"]:
-        reason = item.get("untestable") or KIT_UNTESTABLE.get(item["id"])
         found[item["id"]] = Requirement(
             id=item["id"], level=item["level"], profile=item["profile"],
-            summary=item.get("summary", ""), untestable=reason or None,
+            summary=item.get("summary", ""), untestable=item.get("untestable") or None,
         )
     return found
 

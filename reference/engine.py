@@ -38,6 +38,7 @@ from memspec import (
     canonical_timestamp,
     check_timestamp,
     confidence_to_wire,
+    decode_hex,
     decode_signature,
     ed25519_verify,
     parse_json,
@@ -51,7 +52,7 @@ from memspec import (
     verify_record,
 )
 from memspec.engine import profiles
-from memspec.reference import lifecycle
+from memspec.reference import extensions, lifecycle
 from memspec.reference.memory import export_file, load_file
 from memspec.reference.pipeline.consolidation import (
     ConsolidationConfig,
@@ -102,11 +103,7 @@ def _typed(args: _Args, name: str, kind: type | tuple[type, ...], error: _Error,
 
 
 def _hex(args: _Args, name: str) -> bytes:
-    text = _typed(args, name, str, EncodingError, what="a hex string")
-    try:
-        return bytes.fromhex(text)
-    except ValueError as exc:
-        raise EncodingError(f"argument {name!r} is not hex: {exc}") from exc
+    return decode_hex(_arg(args, name, EncodingError), name=f"argument {name!r}")
 
 
 def _now(args: _Args) -> str:
@@ -118,7 +115,7 @@ def _key(args: _Args) -> SigningKey:
 
 
 def _record(args: _Args, name: str = "record") -> MemoryRecord:
-    return MemoryRecord.model_validate(_arg(args, name, RecordError))
+    return extensions.check_fields(MemoryRecord.model_validate(_arg(args, name, RecordError)))
 
 
 def _dumps(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
@@ -277,7 +274,8 @@ class ReferenceEngine(EngineBase):
 
     def op_verify_record(self, args: _Args) -> _Args:
         record = _arg(args, "record", RecordError)
-        if isinstance(record, dict) and record.get("signature"):
+        if isinstance(record, dict) and isinstance(record.get("signature"), str) \
+                and record["signature"]:
             try:  # a badly spelled signature is a signature failure, whatever else is wrong
                 decode_signature(record["signature"])
             except EncodingError as exc:
@@ -330,6 +328,8 @@ class ReferenceEngine(EngineBase):
 
     def op_apply_proposal(self, args: _Args) -> _Args:
         proposal = Proposal.model_validate(_arg(args, "proposal", ProposalError))
+        if proposal.record is not None:
+            extensions.check_fields(proposal.record)
         written = apply_proposal(self._state.store, proposal, now=_now(args))
         self._state.index_all(written)
         return {"written": _dumps(written)}
@@ -358,6 +358,13 @@ class ReferenceEngine(EngineBase):
         return {"records": _dumps(self._state.store.history(_arg(args, "id", RecordError)))}
 
     def op_list(self, args: _Args) -> _Args:
+        if "as_of" in args:  # x-time-travel (XTT-1)
+            as_of = check_timestamp(args["as_of"], field="as_of")
+            return {"records": _dumps(extensions.view_as_of(
+                self._state.store, as_of,
+                state=_typed(args, "state", str, RecordError, default=None),
+                type=_typed(args, "type", str, RecordError, default=None),
+                tag=_typed(args, "tag", str, RecordError, default=None)))}
         records = self._state.store.list(
             state=_typed(args, "state", str, RecordError, default=None),
             type=_typed(args, "type", str, RecordError, default=None),
@@ -392,6 +399,9 @@ class ReferenceEngine(EngineBase):
             include_archived=_typed(args, "include_archived", bool, EncodingError,
                                     default=False),
             touches=self._state.scores,
+            extensions=True,
+            include_expired=_typed(args, "include_expired", bool, EncodingError, default=False),
+            as_of=args.get("as_of"),
         )
         return block.model_dump()
 
@@ -419,7 +429,7 @@ class ReferenceEngine(EngineBase):
     def op_decay(self, args: _Args) -> _Args:
         report = decay(self._state.store, now=_now(args), scores=self._state.scores,
                        config=DecayConfig.model_validate(args.get("config")),
-                       indexes=(self._state.index,))
+                       indexes=(self._state.index,), expiry=True)
         return report.model_dump()
 
     def op_redact(self, args: _Args) -> _Args:
@@ -439,9 +449,32 @@ class ReferenceEngine(EngineBase):
 
     def op_load(self, args: _Args) -> _Args:
         verify = _typed(args, "verify", bool, FileError)
+        memory_file = args.get("file")
+        if isinstance(memory_file, dict) and isinstance(memory_file.get("records"), list):
+            validate_file(memory_file)
+            for item in memory_file["records"]:
+                extensions.check_wire(item)
         report = load_file(self._state.store, _arg(args, "file", FileError), verify=verify,
                            indexes=(self._state.index,))
         return report.model_dump()
+
+
+    # -- extension profiles (spec/EXTENSIONS.md) ----------------------------------------
+
+    def op_observe(self, args: _Args) -> _Args:
+        record = extensions.observe(self._state.store, _arg(args, "id", RecordError),
+                                    _now(args))
+        self._state.index.index(record)
+        return {"record": record.model_dump()}
+
+    def op_falsify(self, args: _Args) -> _Args:
+        record = extensions.falsify(self._state.store, _arg(args, "id", RecordError),
+                                    _arg(args, "reason", LifecycleError), _now(args))
+        self._state.index.index(record)
+        return {"record": record.model_dump()}
+
+    def op_audit(self, args: _Args) -> _Args:
+        return extensions.audit(self._state.store)
 
 
 # -- factories and the process entry point -------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memspec import LifecycleError
+from memspec import LifecycleError, is_reason
 from memspec._data import load_json
 from memspec.reference.records import MemoryRecord, RecordState, RecordType, Transition
 
@@ -73,8 +73,9 @@ def assert_transition(current: RecordState | str, target: RecordState | str) -> 
 
 
 def _reason(reason: object, requirement: str) -> str:
-    if not isinstance(reason, str) or not reason.strip():
-        raise LifecycleError("a non-empty reason is required", requirement=requirement)
+    if not is_reason(reason):
+        raise LifecycleError("a reason is required: a string with a character other than "
+                             "ASCII whitespace", requirement=requirement)
     return reason
 
 
@@ -181,6 +182,6 @@ def refresh_rule_flag(rule: MemoryRecord, evidence: Mapping[str, MemoryRecord | 
     if live and rule.flagged:
         return rule.evolve(now, flagged=False, flag_reason=None)
     if not live and not rule.flagged:
-        flag_reason = reason if reason is not None and reason.strip() else FLAG_REASON
+        flag_reason = reason if is_reason(reason) else FLAG_REASON
         return rule.evolve(now, flagged=True, flag_reason=flag_reason)
     return rule

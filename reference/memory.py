@@ -372,12 +372,18 @@ class Memory:
     # -- read --------------------------------------------------------------------------
 
     def recall(self, query: str, *, budget_tokens: int = 2000, include_history: bool = False,
-               include_archived: bool = False) -> RecallResult:
-        """State-aware, budgeted retrieval; each hit is reinforced in the sidecar."""
+               include_archived: bool = False, include_expired: bool = False,
+               as_of: str | None = None) -> RecallResult:
+        """State-aware, budgeted retrieval; each hit is reinforced in the sidecar.
+
+        Extension profiles (spec/EXTENSIONS.md): expired records are left out
+        unless ``include_expired``; ``as_of`` recalls what was believed then.
+        """
         block = retrieve(query, store=self._store, indexes=self._indexes,
                          budget_tokens=budget_tokens, now=self._clock(),
                          include_archived=include_archived, include_history=include_history,
-                         touches=self._scores)
+                         touches=self._scores, extensions=True,
+                         include_expired=include_expired, as_of=as_of)
         self._save_scores()
         return RecallResult(block=block)
 
@@ -391,9 +397,9 @@ class Memory:
         return report
 
     def decay(self) -> DecayReport:
-        """One decay pass: archive what has faded, report what is protected."""
+        """One decay pass: archive what has faded or expired, report what is protected."""
         return decay(self._store, now=self._clock(), scores=self._scores,
-                     config=self._decay_config, indexes=self._indexes)
+                     config=self._decay_config, indexes=self._indexes, expiry=True)
 
     def resolve(self, record_id: str, winner_id: str, reason: str
                 ) -> tuple[MemoryRecord, MemoryRecord]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from memspec import LifecycleError, NotFoundError, ProposalError, check_timestamp
+from memspec import LifecycleError, NotFoundError, ProposalError, check_timestamp, is_reason
 from memspec.reference import lifecycle
 from memspec.reference._ids import is_record_id
 from memspec.reference.ports import RecordStore
@@ -158,15 +158,19 @@ def _plan_create(store: RecordStore, proposal: Proposal) -> tuple[MemoryRecord, 
     return (record,)
 
 
-def _plan_supersede(store: RecordStore, proposal: Proposal,
-                    now: str) -> tuple[MemoryRecord, ...]:
+def _plan_supersede(store: RecordStore, proposal: Proposal, now: str,
+                    keeper_versions: bool) -> tuple[MemoryRecord, ...]:
     successor = proposal.record
     _require(successor is not None, "a supersede proposal carries the successor record")
     _require(proposal.other_id is None, "a supersede proposal names no other_id")
     assert successor is not None
     old = _fetch(store, proposal.target_id, "target_id")
     if successor.id in store:
-        # The successor is a new version of a stored, active record (e.g. a dedup keeper).
+        if not keeper_versions:
+            raise ProposalError(f"successor {successor.id} is already stored: a supersede's "
+                                "successor is a newborn record", requirement="OP-6")
+        # Pipeline code only (exact dedup, a merge's follow-up): the successor is the
+        # next version of a stored, active keeper. Operators never get this path.
         current = store.get(successor.id)
         if current.state is not RecordState.ACTIVE or successor.state is not RecordState.ACTIVE:
             raise LifecycleError(f"successor {successor.id} exists and is not active",
@@ -191,9 +195,13 @@ def _plan_archive(store: RecordStore, proposal: Proposal, now: str) -> tuple[Mem
     return (lifecycle.archive(target, reason=proposal.reason, now=now),)
 
 
-def validate_proposal(store: RecordStore, proposal: Proposal, *,
-                      now: str) -> tuple[MemoryRecord, ...]:
+def validate_proposal(store: RecordStore, proposal: Proposal, *, now: str,
+                      keeper_versions: bool = False) -> tuple[MemoryRecord, ...]:
     """Every version ``proposal`` would write, in write order; nothing is written.
+
+    ``keeper_versions`` lets a supersede's successor be the next version of a
+    stored active record: the consolidation passes' own construction (CONS-5,
+    CONS-6), never what an operator or a caller of ``apply_proposal`` may send.
 
     Raises ProposalError (malformed, out of authority, or a create / successor
     record that is not newly born), LifecycleError (illegal change), RecordError (a
@@ -202,13 +210,14 @@ def validate_proposal(store: RecordStore, proposal: Proposal, *,
     if not isinstance(proposal, Proposal):
         raise ProposalError("not a Proposal", requirement="OP-1")
     check_timestamp(now, field="now")
-    if proposal.kind is not ProposalKind.CREATE and not proposal.reason.strip():
-        raise ProposalError(f"a {proposal.kind.value} proposal needs a non-empty reason",
+    if proposal.kind is not ProposalKind.CREATE and not is_reason(proposal.reason):
+        raise ProposalError(f"a {proposal.kind.value} proposal needs a reason (a character "
+                            "other than ASCII whitespace)",
                             requirement="LC-3")
     if proposal.kind is ProposalKind.CREATE:
         return _plan_create(store, proposal)
     if proposal.kind is ProposalKind.SUPERSEDE:
-        return _plan_supersede(store, proposal, now)
+        return _plan_supersede(store, proposal, now, keeper_versions)
     if proposal.kind is ProposalKind.TRANSITION:
         return _plan_transition(store, proposal, now)
     return _plan_archive(store, proposal, now)
@@ -227,12 +236,13 @@ def apply_proposal(store: RecordStore, proposal: Proposal, *,
     return _write(store, validate_proposal(store, proposal, now=now))
 
 
-def apply_proposals(store: RecordStore, proposals: Iterable[Proposal], *,
-                    now: str) -> tuple[MemoryRecord, ...]:
+def apply_proposals(store: RecordStore, proposals: Iterable[Proposal], *, now: str,
+                    keeper_versions: bool = False) -> tuple[MemoryRecord, ...]:
     """Validate every proposal (each seeing the ones before it), then write all or nothing."""
     overlay = _Overlay(store)
     for proposal in proposals:
-        for record in validate_proposal(overlay, proposal, now=now):
+        for record in validate_proposal(overlay, proposal, now=now,
+                                        keeper_versions=keeper_versions):
             overlay.put(record)
     return _write(store, overlay.planned)
 

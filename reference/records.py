@@ -27,6 +27,7 @@ from memspec import (
     canonical_json,
     confidence_from_wire,
     confidence_to_wire,
+    is_reason,
     record_id,
     sign_record,
     unknown_fields,
@@ -348,8 +349,9 @@ class MemoryRecord:
         Extension fields are dropped because they may be content. Re-redacting a
         tombstone keeps its ``birth_digest`` (the original birth is already gone).
         """
-        if not isinstance(reason, str) or not reason.strip():
-            raise RecordError("a redaction needs a non-empty reason",
+        if not is_reason(reason):
+            raise RecordError("a redaction needs a reason (a character other than ASCII "
+                              "whitespace)",
                               pointer="/redaction_reason", requirement="RED-4")
         digest = original.birth_digest if original.redacted else birth_digest(
             original.model_dump())

@@ -11,7 +11,10 @@
 
 Scores are rounded to six decimals and ranked score descending, id ascending.
 A record pulled in as a transition partner or a predecessor inherits the
-relevance of the record that pulled it. Budgeting picks whole records in
+relevance of the record that pulled it. With ``extensions`` (spec/EXTENSIONS.md)
+expired records are left out unless asked for, entries carry ``x_marks``,
+sourced records rank before hypotheses of equal score, and ``as_of`` recalls
+from the view of the store at a past instant. Budgeting picks whole records in
 rank order; a transition pair is one unit that fits entirely or not at all.
 """
 
@@ -22,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memspec.reference.extensions import is_expired, is_hypothesis, marks, version_as_of
 from memspec.reference.pipeline.decay import SalienceScores, age_days
 from memspec.reference.ports import RecordStore, SearchIndex
 from memspec.reference.records import MemoryRecord, RecordState
@@ -70,6 +74,7 @@ class RetrievedRecord:
     score: float
     tokens: int
     reasons: tuple[str, ...]
+    marks: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -77,9 +82,12 @@ class RetrievedRecord:
         return self.record.id
 
     def model_dump(self) -> dict[str, Any]:
-        """``{"record", "score", "tokens", "reasons"}``."""
-        return {"record": self.record.model_dump(), "score": self.score,
-                "tokens": self.tokens, "reasons": list(self.reasons)}
+        """``{"record", "score", "tokens", "reasons"}``, plus ``x_marks`` when marked."""
+        out: dict[str, Any] = {"record": self.record.model_dump(), "score": self.score,
+                               "tokens": self.tokens, "reasons": list(self.reasons)}
+        if self.marks:
+            out["x_marks"] = list(self.marks)
+        return out
 
 
 @dataclass(frozen=True)
@@ -116,8 +124,10 @@ class _Recall:
     """One retrieval's working state (kept out of ``retrieve`` to keep each step small)."""
 
     def __init__(self, store: RecordStore, now: str, include_archived: bool,
-                 include_history: bool, touches: SalienceScores | None) -> None:
+                 include_history: bool, touches: SalienceScores | None,
+                 extensions: _Extensions | None = None) -> None:
         self.store, self.now = store, now
+        self.ext = extensions
         self.include_archived, self.include_history = include_archived, include_history
         self.touches = touches
         self.matched: dict[str, float] = {}
@@ -125,6 +135,8 @@ class _Recall:
         self.used = 0
 
     def allowed(self, record: MemoryRecord) -> bool:
+        if self.ext is not None and not self.ext.visible(record):
+            return False
         if record.state is RecordState.ARCHIVED:
             return self.include_archived
         if record.state is RecordState.SUPERSEDED:
@@ -142,6 +154,8 @@ class _Recall:
 
     def fetch(self, record_id: str) -> MemoryRecord | None:
         try:
+            if self.ext is not None and self.ext.as_of is not None:
+                return version_as_of(self.store, record_id, self.ext.as_of)
             return self.store.get(record_id)
         except NotFoundError:
             return None
@@ -155,7 +169,8 @@ class _Recall:
         other_id = block.sides[1] if block.sides[0] == record.id else block.sides[0]
         partner = self.fetch(other_id)
         if (partner is None or partner.state is not RecordState.TRANSITIONAL
-                or partner.transition != block):
+                or partner.transition != block
+                or (self.ext is not None and not self.ext.visible(partner))):
             return None
         return [record, partner]
 
@@ -198,6 +213,21 @@ class _Recall:
                 return
 
 
+@dataclass(frozen=True)
+class _Extensions:
+    """What the extension profiles change in one recall (XEXP, XTT, XPROV, XHYP)."""
+
+    at: str
+    include_expired: bool
+    as_of: str | None
+
+    def visible(self, record: MemoryRecord) -> bool:
+        return self.include_expired or not is_expired(record, self.at)
+
+    def rank(self, record: MemoryRecord) -> int:
+        return 1 if is_hypothesis(record) else 0
+
+
 def _relevance(query: str, indexes: Sequence[SearchIndex], k: int) -> dict[str, float]:
     best: dict[str, float] = {}
     for index in indexes:
@@ -230,6 +260,9 @@ def retrieve(
     include_history: bool = False,
     touches: SalienceScores | None = None,
     candidates_per_index: int = 32,
+    extensions: bool = False,
+    include_expired: bool = False,
+    as_of: str | None = None,
 ) -> RetrievedBlock:
     """Recall records for ``query`` within ``budget_tokens`` (spec section 7).
 
@@ -240,19 +273,26 @@ def retrieve(
     (fetched from the store, reason "transition-partner") or not at all.
     Records are whole, bodies untouched, ``total_tokens <= budget_tokens``.
     Each returned record is touched in ``touches``; no record is written.
+    ``extensions`` turns on the extension profiles' rules (``include_expired``
+    and ``as_of`` apply only then).
     """
     check_query(query)
     budget = _check_budget(budget_tokens)
     check_k(candidates_per_index)
     check_timestamp(now, field="now")
-    run = _Recall(store, now, include_archived, include_history, touches)
+    ext = None
+    if extensions:
+        if as_of is not None:
+            check_timestamp(as_of, field="as_of")
+        ext = _Extensions(as_of or now, include_expired, as_of)
+    run = _Recall(store, now, include_archived, include_history, touches, ext)
     matches: list[tuple[float, str, MemoryRecord, float]] = []
     for record_id, relevance in _relevance(query, tuple(indexes), candidates_per_index).items():
         record = run.fetch(record_id)
         if record is not None and run.allowed(record):
             run.matched[record_id] = relevance
             matches.append((run.score(record, relevance), record_id, record, relevance))
-    matches.sort(key=lambda m: (-m[0], m[1]))
+    matches.sort(key=lambda m: (-m[0], 0 if ext is None else ext.rank(m[2]), m[1]))
     for _, record_id, record, relevance in matches:
         if record_id in run.chosen:
             continue
@@ -266,10 +306,12 @@ def retrieve(
     picked = [
         RetrievedRecord(record=p.record, score=run.score(p.record, p.relevance),
                         tokens=estimate_tokens(p.record.body),
-                        reasons=tuple(r for r in REASONS if r in p.reasons))
+                        reasons=tuple(r for r in REASONS if r in p.reasons),
+                        marks=() if ext is None else marks(p.record, ext.at))
         for p in run.chosen.values()
     ]
-    picked.sort(key=lambda r: (-r.score, r.record.id))
+    picked.sort(key=lambda r: (-r.score, 0 if ext is None else ext.rank(r.record),
+                               r.record.id))
     if touches is not None:
         for item in picked:
             touches.touch(item.record.id, now)

@@ -13,9 +13,11 @@ import pytest
 from memspec import MemspecError
 from memspec._data import data_path, load_json, load_spec_text
 from memspec._requirements import (
+    EXTENSION_FAMILIES,
     LEVELS,
     Requirement,
     SpecFormatError,
+    load_extensions_text,
     load_requirements,
     parse_requirements,
     render_requirements_json,
@@ -182,7 +184,8 @@ CATALOGUE: dict[str, tuple[str, str]] = {
 }
 
 #: Requirements the specification added to the catalogue (same families, next numbers).
-ADDED = {"SRCH-6", "CONS-13", "PROTO-7"}
+ADDED = {"SRCH-6", "CONS-13", "PROTO-7", "CJ-11", "PROTO-8", "PROTO-9",
+         *(f"ROLL-{n}" for n in range(1, 8))}
 
 KNOWN_UNTESTABLE = {"OP-4", "OP-5"}
 
@@ -204,9 +207,14 @@ def by_id(reqs: list[Requirement]) -> dict[str, Requirement]:
     return {req.id: req for req in reqs}
 
 
+@pytest.fixture(scope="module")
+def extension_reqs() -> list[Requirement]:
+    return parse_requirements(load_extensions_text())
+
+
 def test_requirements_json_is_what_the_generator_produces(spec_text: str) -> None:
     shipped = data_path("spec", "requirements.json").read_text(encoding="utf-8")
-    assert shipped == render_requirements_json(spec_text), (
+    assert shipped == render_requirements_json(spec_text, None, load_extensions_text()), (
         "spec/requirements.json is stale: run python tools/gen_requirements.py"
     )
 
@@ -220,8 +228,8 @@ def test_generator_check_mode_passes() -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_ids_are_unique(reqs: list[Requirement]) -> None:
-    ids = [req.id for req in reqs]
+def test_ids_are_unique(reqs: list[Requirement], extension_reqs: list[Requirement]) -> None:
+    ids = [req.id for req in (*reqs, *extension_reqs)]
     assert len(ids) == len(set(ids))
     document = load_json("spec", "requirements.json")
     assert document["count"] == len(document["requirements"]) == len(ids)
@@ -271,17 +279,40 @@ def test_untestable_requirements_carry_reasons(by_id: dict[str, Requirement]) ->
     assert all(by_id[rid].untestable for rid in untestable)
 
 
-def test_load_requirements_matches_the_text(reqs: list[Requirement]) -> None:
+def test_load_requirements_matches_the_text(reqs: list[Requirement],
+                                           extension_reqs: list[Requirement]) -> None:
+    both = [*reqs, *extension_reqs]
     assert sorted(load_requirements(), key=Requirement.sort_key) == sorted(
-        reqs, key=Requirement.sort_key)
-    assert set(requirement_index()) == {req.id for req in reqs}
+        both, key=Requirement.sort_key)
+    assert set(requirement_index()) == {req.id for req in both}
+
+
+def test_extension_requirements_stay_in_their_families(
+        reqs: list[Requirement], extension_reqs: list[Requirement]) -> None:
+    assert extension_reqs
+    assert all(req.family in EXTENSION_FAMILIES for req in extension_reqs)
+    assert not any(req.family in EXTENSION_FAMILIES for req in reqs)
+    extension_profiles = set(load_json("spec", "extensions.json")["profiles"])
+    assert {req.profile for req in extension_reqs} - {"format"} <= extension_profiles
+    for req in extension_reqs:
+        assert req.level in req.summary, req
+        assert re.match(r"(X\d+(\.\d+)* |Appendix )", req.section), req
+
+
+def test_an_id_in_both_documents_is_refused() -> None:
+    core = "## 1. A\n<!-- profile: format -->\nX MUST be. [REC-1]\n"
+    with pytest.raises(SpecFormatError):
+        render_requirements_json(core, PROFILES, core)
+    wrong = "## X1. A\n<!-- profile: format -->\nX MUST be. [REC-2]\n"
+    with pytest.raises(SpecFormatError):
+        render_requirements_json(core, PROFILES, wrong)
 
 
 def test_document_order_is_family_then_number(reqs: list[Requirement]) -> None:
     ids = [item["id"] for item in requirements_document(reqs)["requirements"]]
     assert ids[:3] == ["CJ-1", "CJ-2", "CJ-3"]
     assert ids.index("CJ-9") < ids.index("CJ-10") < ids.index("ENC-1")
-    assert ids[-1] == "PROTO-7"
+    assert ids[-1] == "PROTO-9"
 
 
 def _table(spec_text: str, header: str) -> list[list[str]]:

@@ -246,15 +246,17 @@ def test_non_ascii_digits_are_rejected(value: str) -> None:
     assert not _code_ok(memspec.confidence_from_wire, value)
 
 
-def test_reason_pattern_matches_str_strip() -> None:
+def test_reason_pattern_matches_the_code() -> None:
+    # A reason holds a character other than U+0009-U+000D and U+0020 (SPEC.md section 1.2).
     schema = _def("reason")
     pattern = re.compile(load_schema("defs")["$defs"]["reason"]["pattern"])
     for code_point in range(0x110000):
         if 0xD800 <= code_point < 0xE000:
             continue
         char = chr(code_point)
-        assert (pattern.search(char) is not None) == bool(char.strip()), hex(code_point)
-    assert not schema.is_valid(" \t\u3000") and schema.is_valid(" x ")
+        assert (pattern.search(char) is not None) == memspec.is_reason(char), hex(code_point)
+    assert not schema.is_valid(" \t\n\x0b\x0c\r") and schema.is_valid(" x ")
+    assert schema.is_valid("\u3000") and schema.is_valid("\u00a0") and schema.is_valid("\x1c")
 
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -372,6 +374,15 @@ def nfc_keys(instance: Instance) -> str | None:
     return None
 
 
+def nfc_tags(instance: Instance) -> str | None:
+    """REC-10: tags are distinct after NFC (uniqueItems compares them as they are spelled)."""
+    tags = instance.get("tags") if isinstance(instance, dict) else None
+    if isinstance(tags, list) and all(isinstance(tag, str) for tag in tags):
+        if len({unicodedata.normalize("NFC", tag) for tag in tags}) != len(set(tags)):
+            return "REC-10: two tags are equal in NFC"
+    return None
+
+
 def integral_float(instance: Instance) -> str | None:
     """CJ-6: JSON Schema counts 2.0 as an integer; canonical JSON has no floats at all."""
     for _, value in _walk(instance):
@@ -401,7 +412,7 @@ def limits(instance: Instance) -> str | None:
 #: Schema accepts, code rejects: rules no JSON Schema can state.
 SCHEMA_CANNOT_EXPRESS: list[Deviation] = [
     content_address, tombstone_id, own_side, self_reference, time_order, nfc_keys,
-    integral_float, address_length, limits,
+    nfc_tags, integral_float, address_length, limits,
 ]
 #: Schema rejects, code accepts: the code is looser than the requirement (none left; a new
 #: entry here is a bug in the code, to be fixed there).
@@ -697,6 +708,7 @@ RECORD_MUTATIONS: list[Mutation] = [
     _with("transition-blank-reason", _block(reason=" \n")),
     *(_set("state_reason", v) for v in ("", "   ", 5, "a reason", None)),
     *(_set("tags", v) for v in ([], ["ops", ""], [1], "ops", ["ops", "new"], [" "])),
+    _set("tags", ["caf\u00e9", "cafe\u0301"], name="tags-equal-in-nfc"),
     _with("tags-duplicate", _dup_first("tags")),
     _with("flag-flip", _flip_flag),
     _with("flag-on", lambda r: {**r, "flagged": True, "flag_reason": "doubt"}),

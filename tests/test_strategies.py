@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis.errors import InvalidArgument
 import memspec
 from memspec import strategies as ms
 from memspec._schemas import iter_errors
+from memspec._unicode import ASSIGNED_RANGES, UNICODE_VERSION, assigned_in_unicode_14
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -148,7 +150,56 @@ def test_confidences_are_wire_strings(wire: str) -> None:
 @FAST
 @given(ms.reasons())
 def test_reasons_are_not_blank(reason: str) -> None:
-    assert reason.strip()
+    assert memspec.is_reason(reason)
+    assert reason.strip("\t\n\x0b\x0c\r ")
+
+
+def test_reasons_include_unicode_spaces() -> None:
+    seen: set[str] = set()
+
+    @settings(max_examples=200, deadline=None, database=None)
+    @given(ms.reasons())
+    def collect(reason: str) -> None:
+        seen.add(reason)
+
+    collect()
+    assert any(not reason.strip() for reason in seen), "no reason that str.strip() empties"
+
+
+@pytest.mark.parametrize(("value", "verdict"), [
+    ("\u00a0", True), ("\u3000", True), ("\u2003", True), ("\u0085", True), ("\ufeff", True),
+    ("\x1c", True), (".", True), ("", False), (" ", False), ("\t \n", False),
+    ("\x0b\x0c\r", False), (None, False), (3, False),
+])
+def test_is_reason_counts_only_ascii_whitespace_as_blank(value: Any, verdict: bool) -> None:
+    assert memspec.is_reason(value) is verdict
+
+
+@FAST
+@given(ms.text_alphabet())
+def test_text_alphabet_is_assigned_in_unicode_14(char: str) -> None:
+    assert len(char) == 1 and assigned_in_unicode_14(char)
+    assert not 0xD800 <= ord(char) <= 0xDFFF
+
+
+@pytest.mark.skipif(unicodedata.unidata_version != UNICODE_VERSION,
+                    reason="the table is checked against Unicode 14.0 data (Python 3.11)")
+def test_unicode_14_table_matches_unicodedata() -> None:
+    assigned = [cp for cp in range(0x110000) if unicodedata.category(chr(cp)) != "Cn"]
+    from_table = [cp for start, end in ASSIGNED_RANGES for cp in range(start, end + 1)]
+    assert from_table == assigned
+    assert not assigned_in_unicode_14("\U000e0080")  # unassigned in 14.0
+    assert assigned_in_unicode_14("\U0001f680")
+
+
+def test_generated_text_never_holds_unassigned_code_points() -> None:
+    @settings(max_examples=60, deadline=None, database=None)
+    @given(ms.records(signed=None))
+    def check(record: dict[str, Any]) -> None:
+        text = memspec.canonical_json(record).decode("utf-8")
+        assert all(assigned_in_unicode_14(char) for char in text)
+
+    check()
 
 
 @FAST

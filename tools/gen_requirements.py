@@ -1,4 +1,4 @@
-"""Regenerate spec/requirements.json from spec/SPEC.md.
+"""Regenerate spec/requirements.json from spec/SPEC.md and spec/EXTENSIONS.md.
 
 Usage (from anywhere; paths are relative to this repository):
 
@@ -19,7 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec" / "SPEC.md"
 OUTPUT = ROOT / "spec" / "requirements.json"
+EXTENSIONS = ROOT / "spec" / "EXTENSIONS.md"
 OPERATIONS = ROOT / "spec" / "operations.json"
+EXTENSION_TABLE = ROOT / "spec" / "extensions.json"
 
 try:
     from memspec._requirements import render_requirements_json
@@ -29,9 +31,11 @@ except ImportError:  # run from a checkout without an installed memspec
 
 
 def render() -> str:
-    """The text requirements.json must have for the current SPEC.md."""
-    profiles = json.loads(OPERATIONS.read_text(encoding="utf-8"))["profiles"]
-    return render_requirements_json(SPEC.read_text(encoding="utf-8"), profiles)
+    """The text requirements.json must have for the current SPEC.md and EXTENSIONS.md."""
+    profiles = [*json.loads(OPERATIONS.read_text(encoding="utf-8"))["profiles"],
+                *json.loads(EXTENSION_TABLE.read_text(encoding="utf-8"))["profiles"]]
+    return render_requirements_json(SPEC.read_text(encoding="utf-8"), profiles,
+                                    EXTENSIONS.read_text(encoding="utf-8"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -246,7 +246,8 @@ class _Run:
         built (say, a version that would predate its record) is a rejection.
         """
         return self.attempt(pass_name, action, record_ids, reason,
-                            lambda: apply_proposals(self.store, proposals(), now=self.now))
+                            lambda: apply_proposals(self.store, proposals(), now=self.now,
+                                                    keeper_versions=True))
 
 
 def _given(*proposals: Proposal) -> Callable[[], tuple[Proposal, ...]]:

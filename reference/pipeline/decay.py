@@ -15,6 +15,7 @@ from typing import Any
 
 from memspec.reference import lifecycle
 from memspec.reference._ids import check_record_id, is_record_id
+from memspec.reference.extensions import expiry_reason, is_expired
 from memspec.reference.ports import RecordStore, SearchIndex
 from memspec.reference.records import MemoryRecord, RecordState, RecordType
 
@@ -297,7 +298,7 @@ def _protection(record: MemoryRecord, evidence: frozenset[str]) -> str | None:
 
 def decay(store: RecordStore, *, now: str, scores: SalienceScores | None = None,
           config: DecayConfig | None = None,
-          indexes: Iterable[SearchIndex] = ()) -> DecayReport:
+          indexes: Iterable[SearchIndex] = (), expiry: bool = False) -> DecayReport:
     """One decay pass over every record that is not yet archived (spec section 10).
 
     A record whose salience is below ``archive_threshold`` is archived through
@@ -306,7 +307,9 @@ def decay(store: RecordStore, *, now: str, scores: SalienceScores | None = None,
     (DEC-3) or evidence of an active rule (DEC-4), in which case it is reported
     with that protection (DEC-5). Protections are judged on the store as it was
     before the pass. Nothing is deleted; every archived version is re-indexed
-    in ``indexes``. Deterministic: records are visited in id order.
+    in ``indexes``. Deterministic: records are visited in id order. With
+    ``expiry`` (extension profile x-expiry, XEXP-4) a record expired at ``now``
+    is archived whatever its salience, under the same protections.
     """
     check_timestamp(now, field="now")
     cfg = config or DecayConfig()
@@ -322,13 +325,15 @@ def decay(store: RecordStore, *, now: str, scores: SalienceScores | None = None,
         value = salience(record, touches=sidecar.touches(record.id),
                          last_touched=sidecar.last_touched(record.id), now=now, config=cfg)
         saliences[record.id] = value
-        if value >= cfg.archive_threshold:
+        expired = expiry and is_expired(record, now)
+        if value >= cfg.archive_threshold and not expired:
             continue
         shield = _protection(record, evidence)
         if shield is not None:
             protected.append(Protection(record.id, shield))
             continue
-        reason = (f"decayed: salience {value:.6f} fell below the archive threshold "
+        reason = (expiry_reason(record) if expired else
+                  f"decayed: salience {value:.6f} fell below the archive threshold "
                   f"{cfg.archive_threshold:g}")
         planned.append(lifecycle.archive(record, reason=reason, now=now))
     targets = tuple(indexes)

@@ -91,7 +91,8 @@ def _fast_check(value: Any, depth: int, limits: Limits) -> bool:
         depth -= 1
     max_chars = limits.max_string_chars
     for key, item in items:
-        if kind is dict and (type(key) is not str or not key.isascii()):
+        if kind is dict and (type(key) is not str or not (key.isascii() or (
+                _encodable(key) and unicodedata.is_normalized("NFC", key)))):
             return False
         sub = type(item)
         if sub is str:

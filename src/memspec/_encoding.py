@@ -1,5 +1,6 @@
 """Spellings with exactly one valid form: base58, ``amp:key:`` addresses,
-base64 signatures, timestamps and wire confidence."""
+base64 signatures, timestamps and wire confidence; and hexadecimal arguments,
+read in either letter case."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ __all__ = [
     "check_timestamp",
     "confidence_from_wire",
     "confidence_to_wire",
+    "decode_hex",
     "decode_signature",
     "encode_signature",
     "public_key_from_address",
@@ -29,6 +31,21 @@ __all__ = [
 _B58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_INDEX = {c: i for i, c in enumerate(_B58_ALPHABET)}
 ADDRESS_PREFIX = "amp:key:"
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2})*\Z")
+
+
+def decode_hex(text: object, *, name: str = "argument") -> bytes:
+    """Bytes from hexadecimal text in either letter case (PROTO-9); nothing else is allowed.
+
+    Unlike :meth:`bytes.fromhex`, whitespace anywhere, a prefix and an odd number
+    of digits are rejected (class ``encoding``).
+    """
+    if not isinstance(text, str):
+        raise EncodingError(f"{name} must be a hexadecimal string, not {type(text).__name__}")
+    if not _HEX.match(text):
+        raise EncodingError(f"{name} is not hexadecimal: an even number of the digits 0-9, "
+                            "a-f and A-F, and nothing else", requirement="PROTO-9")
+    return bytes.fromhex(text)
 
 
 def b58encode(data: bytes) -> str:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from memspec._canonical import DEFAULT_LIMITS, Limits, canonical_json, check_json_value
+from memspec._canonical import (
+    DEFAULT_LIMITS,
+    MAX_SAFE_INTEGER,
+    Limits,
+    canonical_json,
+    check_json_value,
+)
 from memspec._encoding import check_timestamp, decode_signature, public_key_from_address
 from memspec._errors import EncodingError, FileError, MemspecError, SignatureError
 from memspec._record import validate_record, verify_record
@@ -22,6 +28,8 @@ __all__ = [
 
 FORMAT_VERSION = "fg-agent-memory/0.1"
 FILE_FIELDS = ("format", "agent", "created_at", "records", "signature")
+#: The optional header member numbering an agent's signed files (SPEC.md section 10.1).
+SEQUENCE_FIELD = "sequence"
 
 
 def file_payload(memory_file: dict[str, Any]) -> dict[str, Any]:
@@ -74,6 +82,11 @@ def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS) -> dict[
             decode_signature(signature)
         except EncodingError as exc:
             raise FileError(exc.message, pointer="/signature", requirement="ENC-3") from exc
+    if SEQUENCE_FIELD in memory_file:
+        sequence = memory_file[SEQUENCE_FIELD]
+        if type(sequence) is not int or not 0 <= sequence <= MAX_SAFE_INTEGER:
+            raise FileError(f"sequence {sequence!r} is not an integer from 0 to 2**53 - 1",
+                            pointer=f"/{SEQUENCE_FIELD}", requirement="ROLL-1")
     try:
         check_json_value(file_payload(memory_file), limits)
     except MemspecError as exc:
@@ -100,19 +113,32 @@ def sign_file(memory_file: dict[str, Any], key: SigningKey) -> dict[str, Any]:
     return {**payload, "signature": key.sign(CONTEXT_MEMORY_FILE, payload)}
 
 
-def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True) -> None:
-    """Verify a file: its own signature (required unless opted out) and every signed record.
-
-    The caller, never the file, decides whether a signature is required: with
-    ``require_signature`` a missing or empty signature is a failure.
-    """
-    signature = memory_file.get("signature") if isinstance(memory_file, dict) else None
+def _spelled_first(signature: object, what: str, pointer: str) -> None:
+    """Raise SignatureError when a present signature is badly spelled (ENC-3)."""
     if isinstance(signature, str) and signature:
         try:
             decode_signature(signature)
         except EncodingError as exc:
-            raise SignatureError(f"file signature is malformed: {exc.message}",
-                                 pointer="/signature", requirement="ENC-3") from exc
+            raise SignatureError(f"{what} is malformed: {exc.message}", pointer=pointer,
+                                 requirement="ENC-3") from exc
+
+
+def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True) -> None:
+    """Verify a file: its own signature (required unless opted out) and every signed record.
+
+    The caller, never the file, decides whether a signature is required: with
+    ``require_signature`` a missing or empty signature is a failure. A badly
+    spelled signature, the file's or a record's, is a signature failure checked
+    before anything else (SPEC.md section 2.4), not a file-format failure.
+    """
+    signature = memory_file.get("signature") if isinstance(memory_file, dict) else None
+    _spelled_first(signature, "file signature", "/signature")
+    records = memory_file.get("records") if isinstance(memory_file, dict) else None
+    if isinstance(records, list):
+        for index, record in enumerate(records):
+            if isinstance(record, dict):
+                _spelled_first(record.get("signature"), f"signature of record {index}",
+                               f"/records/{index}/signature")
     validate_file(memory_file)
     # Records first: when one was altered, naming it says more than "the file changed".
     for index, record in enumerate(memory_file["records"]):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+import unicodedata
+from typing import Any, TypeGuard
 
 from memspec._canonical import DEFAULT_LIMITS, Limits, canonical_json, check_json_value
 from memspec._encoding import (
@@ -29,6 +30,7 @@ __all__ = [
     "REDACTED_BODY",
     "birth",
     "birth_digest",
+    "is_reason",
     "is_tombstone",
     "record_id",
     "sign_record",
@@ -54,6 +56,8 @@ REDACTION_KIND = "redaction"
 _DEFINED = frozenset(RECORD_FIELDS) | frozenset(OPTIONAL_FIELDS)
 _ID = re.compile(r"mem:[0-9a-f]{32}\Z")
 _DIGEST = re.compile(r"[0-9a-f]{64}\Z")
+#: The only characters that count as blank in a reason: ASCII whitespace, U+0009-U+000D and U+0020.
+_BLANK = frozenset("\t\n\x0b\x0c\r ")
 
 
 def _fail(message: str, requirement: str, pointer: str = "") -> RecordError:
@@ -98,9 +102,19 @@ def _check_id(value: object, pointer: str, requirement: str = "REC-3") -> str:
     return value
 
 
+def is_reason(value: object) -> TypeGuard[str]:
+    """Whether ``value`` is a reason: a string with a character other than ASCII whitespace.
+
+    Only U+0009-U+000D and U+0020 are blank (SPEC.md section 1.2); any other
+    character, U+00A0 and every other Unicode space included, makes a reason.
+    """
+    return isinstance(value, str) and any(char not in _BLANK for char in value)
+
+
 def _check_reason(value: object, pointer: str, requirement: str) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise _fail("a non-empty reason is required", requirement, pointer)
+    if not is_reason(value):
+        raise _fail("a reason is required: a string with a character other than ASCII "
+                    "whitespace", requirement, pointer)
 
 
 def _check_address(value: object, pointer: str) -> None:
@@ -249,8 +263,8 @@ def validate_record(record: object, limits: Limits = DEFAULT_LIMITS) -> dict[str
     tags = record["tags"]
     if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
         raise _fail("tags must be an array of non-empty strings", "REC-10", "/tags")
-    if len(set(tags)) != len(tags):
-        raise _fail("tags lists a tag twice", "REC-10", "/tags")
+    if len({unicodedata.normalize("NFC", tag) for tag in tags}) != len(tags):
+        raise _fail("tags lists a tag twice (tags are compared in NFC)", "REC-10", "/tags")
     flagged, flag_reason = record["flagged"], record["flag_reason"]
     if type(flagged) is not bool:
         raise _fail("flagged must be a boolean", "RULE-4", "/flagged")

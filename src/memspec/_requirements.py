@@ -6,8 +6,10 @@ sentence that uses an RFC 2119 keyword (``MUST``, ``MUST NOT``, ``SHOULD``,
 ``[REC-5]``. Its profile comes from the nearest preceding
 ``<!-- profile: NAME -->`` comment in the same section (headings reset it).
 Requirements listed in the "Untestable requirements" appendix as
-``- **ID**: reason`` carry that reason. ``spec/requirements.json`` is
-generated from SPEC.md by ``tools/gen_requirements.py`` and loaded here.
+``- **ID**: reason`` carry that reason. The optional extension profiles are
+specified the same way in ``spec/EXTENSIONS.md`` (families ``X...``).
+``spec/requirements.json`` is generated from both documents by
+``tools/gen_requirements.py`` and loaded here.
 """
 
 from __future__ import annotations
@@ -18,15 +20,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from memspec._data import load_json
+from memspec._data import data_path, load_json
 from memspec._errors import MemspecError
 
 __all__ = [
+    "EXTENSIONS_SOURCE",
+    "EXTENSION_FAMILIES",
     "FAMILIES",
     "LEVELS",
     "SPEC_SOURCE",
     "Requirement",
     "SpecFormatError",
+    "load_extensions_text",
     "load_requirements",
     "parse_requirements",
     "render_requirements_json",
@@ -40,9 +45,13 @@ LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")
 #: Requirement id families in document order; the index is sorted by it.
 FAMILIES = (
     "CJ", "ENC", "SIG", "REC", "ID", "CONF", "LC", "SUP", "TRN", "RES", "RULE", "OP", "FILE",
-    "STORE", "SRCH", "RCL", "WR", "CONS", "DEC", "RED", "PROTO",
+    "ROLL", "STORE", "SRCH", "RCL", "WR", "CONS", "DEC", "RED", "PROTO",
+    "XEXT", "XEXP", "XTT", "XPROV", "XHYP", "XFALS", "XAUD",
 )
+#: The families of the extension profiles (spec/EXTENSIONS.md), a tail of FAMILIES.
+EXTENSION_FAMILIES = ("XEXT", "XEXP", "XTT", "XPROV", "XHYP", "XFALS", "XAUD")
 SPEC_SOURCE = "spec/SPEC.md"
+EXTENSIONS_SOURCE = "spec/EXTENSIONS.md"
 _SPEC_VERSION = "fg-agent-memory/0.1"
 _FAMILY_RANK = {name: rank for rank, name in enumerate(FAMILIES)}
 
@@ -264,7 +273,13 @@ def _requirements_in(block: _Block) -> Iterator[tuple[str, str, str]]:
 
 def _known_profiles() -> frozenset[str]:
     table: dict[str, Any] = load_json("spec", "operations.json")["profiles"]
-    return frozenset(table)
+    extensions: dict[str, Any] = load_json("spec", "extensions.json")["profiles"]
+    return frozenset(table) | frozenset(extensions)
+
+
+def load_extensions_text() -> str:
+    """The normative text of the extension profiles (EXTENSIONS.md)."""
+    return data_path("spec", "EXTENSIONS.md").read_text(encoding="utf-8")
 
 
 def parse_requirements(
@@ -316,7 +331,8 @@ def parse_requirements(
     return list(found.values())
 
 
-def requirements_document(reqs: Iterable[Requirement]) -> dict[str, Any]:
+def requirements_document(reqs: Iterable[Requirement],
+                          source: str = SPEC_SOURCE) -> dict[str, Any]:
     """The JSON shape of ``spec/requirements.json``, sorted by family order then number."""
     ordered = sorted(reqs, key=Requirement.sort_key)
     items: list[dict[str, Any]] = []
@@ -333,15 +349,32 @@ def requirements_document(reqs: Iterable[Requirement]) -> dict[str, Any]:
         items.append(item)
     return {
         "spec_version": _SPEC_VERSION,
-        "source": SPEC_SOURCE,
+        "source": source,
         "count": len(items),
         "requirements": items,
     }
 
 
-def render_requirements_json(spec_text: str, profiles: Iterable[str] | None = None) -> str:
-    """The exact text of ``spec/requirements.json`` for ``spec_text``."""
-    document = requirements_document(parse_requirements(spec_text, profiles))
+def render_requirements_json(spec_text: str, profiles: Iterable[str] | None = None,
+                             extensions_text: str | None = None) -> str:
+    """The exact text of ``spec/requirements.json`` for ``spec_text`` (and, when given, the
+    extension profiles' ``extensions_text``; an id defined in both is a SpecFormatError)."""
+    known = None if profiles is None else list(profiles)
+    reqs = parse_requirements(spec_text, known)
+    source = SPEC_SOURCE
+    if extensions_text is not None:
+        extra = parse_requirements(extensions_text, known)
+        twice = sorted({r.id for r in reqs} & {r.id for r in extra})
+        if twice:
+            raise SpecFormatError(f"requirements defined in both documents: {twice}")
+        core_families = set(FAMILIES) - set(EXTENSION_FAMILIES)
+        stray = sorted(r.id for r in extra if r.family in core_families)
+        stray += sorted(r.id for r in reqs if r.family in EXTENSION_FAMILIES)
+        if stray:
+            raise SpecFormatError(f"requirements in the wrong document for their family: {stray}")
+        reqs = [*reqs, *extra]
+        source = f"{SPEC_SOURCE} + {EXTENSIONS_SOURCE}"
+    document = requirements_document(reqs, source)
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 

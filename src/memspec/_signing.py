@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from memspec._canonical import canonical_json
 from memspec._encoding import (
     address_from_public_key,
+    decode_hex,
     decode_signature,
     encode_signature,
     public_key_from_address,
@@ -88,13 +89,10 @@ class SigningKey:
 
     @classmethod
     def from_hex(cls, seed_hex: object) -> SigningKey:
-        """Build a key from its seed as 64 hex characters."""
+        """Build a key from its seed as 64 hex digits, in either letter case."""
         if not isinstance(seed_hex, str) or len(seed_hex) != 64:
             raise EncodingError("an Ed25519 seed is 64 hex characters")
-        try:
-            return cls(bytes.fromhex(seed_hex))
-        except ValueError as exc:
-            raise EncodingError(f"seed is not hex: {exc}") from exc
+        return cls(decode_hex(seed_hex, name="seed"))
 
     @property
     def _private(self) -> Ed25519PrivateKey:

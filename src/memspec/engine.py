@@ -5,7 +5,9 @@ engine implements :class:`Engine` directly (subclassing :class:`EngineBase`
 is the easy way); an engine in any other language speaks the same
 operations as newline-delimited JSON over stdin/stdout (see
 ``memspec.protocol``). The operations, their profiles and argument shapes
-are data: ``spec/operations.json`` and ``schemas/protocol.json``.
+are data: ``spec/operations.json`` and ``schemas/protocol.json``; the optional
+extension profiles and their operations are ``spec/extensions.json``
+(``spec/EXTENSIONS.md``), merged in after the core ones.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "SPEC_VERSION",
     "Engine",
     "EngineBase",
+    "extension_profiles",
     "operations",
     "profiles",
 ]
@@ -28,16 +31,27 @@ SPEC_VERSION = "fg-agent-memory/0.1"
 PROTOCOL_VERSION = "memspec-engine/1"
 
 
+def _merged(member: str) -> dict[str, Any]:
+    core: dict[str, Any] = load_json("spec", "operations.json")[member]
+    extra: dict[str, Any] = load_json("spec", "extensions.json")[member]
+    # Why core wins: an extension can add names but never redefine a core one.
+    return {**core, **{k: v for k, v in extra.items() if k not in core}}
+
+
 def operations() -> dict[str, Any]:
-    """The operation table: name -> {profile, summary, args, result}."""
-    table: dict[str, Any] = load_json("spec", "operations.json")["operations"]
-    return table
+    """The operation table, core then extension operations: name -> {profile, summary, args,
+    result}."""
+    return _merged("operations")
 
 
 def profiles() -> dict[str, Any]:
-    """The profile table: name -> {title, requires, summary}."""
-    table: dict[str, Any] = load_json("spec", "operations.json")["profiles"]
-    return table
+    """The profile table, core then extension profiles: name -> {title, requires, summary}."""
+    return _merged("profiles")
+
+
+def extension_profiles() -> tuple[str, ...]:
+    """The names of the optional extension profiles (``spec/extensions.json``), in order."""
+    return tuple(load_json("spec", "extensions.json")["profiles"])
 
 
 @runtime_checkable
@@ -83,6 +97,10 @@ class EngineBase:
             raise error_for_code("protocol", f"arguments of {operation!r} must be an object")
         result: dict[str, Any] = method(arguments)
         return result
+
+    def op_bye(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """End the session: answered ``{}``; the process server stops reading after it."""
+        return {}
 
     def close(self) -> None:
         return None

@@ -60,6 +60,8 @@ INTERNAL = "internal"
 WIRE_ERROR_CODES = frozenset(ERROR_CLASSES) | {PROTOCOL, INTERNAL}
 
 _STDERR_TAIL_LINES = 40
+#: Largest request id (the integers every JSON implementation reads exactly).
+_MAX_ID = 2**53 - 1
 _MAX_SHOWN = 300
 
 
@@ -238,8 +240,9 @@ def _handle(engine: Engine, line: bytes) -> tuple[dict[str, Any], bool]:
     if not isinstance(message, dict):
         return error_response(None, PROTOCOL, "a request is a JSON object"), False
     rid = message.get("id")
-    if not isinstance(rid, int) or isinstance(rid, bool):
-        return error_response(None, PROTOCOL, "request id must be an integer"), False
+    if not isinstance(rid, int) or isinstance(rid, bool) or not 0 <= rid <= _MAX_ID:
+        return error_response(None, PROTOCOL,
+                              "request id must be an integer from 0 to 2**53 - 1"), False
     op = message.get("op")
     args = message.get("args", {})
     if not isinstance(op, str) or not isinstance(args, dict):
@@ -250,6 +253,11 @@ def _handle(engine: Engine, line: bytes) -> tuple[dict[str, Any], bool]:
                 return error_response(
                     rid, PROTOCOL,
                     f"this engine speaks {PROTOCOL_VERSION}, not {args.get('protocol')!r}",
+                ), False
+            if args.get("spec_version") != SPEC_VERSION:
+                return error_response(
+                    rid, PROTOCOL,
+                    f"this engine implements {SPEC_VERSION}, not {args.get('spec_version')!r}",
                 ), False
             return ok_response(rid, engine.describe()), False
         if op == "bye":

@@ -6,7 +6,10 @@ records pass :func:`memspec.validate_record`, memory files pass
 and all of them pass the published JSON Schemas. Records are plain wire
 dicts in memspec's field order, with content-addressed ids computed by
 :func:`memspec.record_id`. Signed values are signed with :data:`TEST_KEY`, a
-fixed, public test key: never use it for anything but tests.
+fixed, public test key: never use it for anything but tests. Generated text
+is drawn from :func:`text_alphabet`, the characters Unicode 14.0 assigns, so
+its NFC (and every hash and signature over it) is the same under every
+Unicode version (SPEC.md section 2.1, CJ-11).
 
 Example::
 
@@ -41,6 +44,7 @@ from memspec._record import (
     sign_record,
 )
 from memspec._signing import SigningKey
+from memspec._unicode import UNICODE_VERSION, assigned_in_unicode_14
 
 __all__ = [
     "PROPOSAL_KINDS",
@@ -57,6 +61,7 @@ __all__ = [
     "reasons",
     "record_ids",
     "records",
+    "text_alphabet",
     "timestamps",
     "tombstones",
 ]
@@ -77,18 +82,47 @@ _BODIES = (
     "東京のオフィスは月曜日に閉まっています。",
 )
 _REASONS = ("newer observation", "contradicted by the user", "no longer relevant", "merged")
+#: Reasons made of blank-looking characters that are not ASCII whitespace, so still reasons.
+_UNICODE_SPACE_REASONS = ("\u00a0", "\u3000", " \u2003\t")
+#: The only characters that count as blank in a reason (SPEC.md section 1.2).
+_BLANK = frozenset("\t\n\x0b\x0c\r ")
 _EARLIEST = datetime(1, 1, 1)
 _LATEST = datetime(9999, 12, 31, 23, 59, 59, 999999)
+_ALPHABET = st.characters(codec="utf-8", exclude_categories=("Cn", "Cs"))
+if unicodedata.unidata_version != UNICODE_VERSION:
+    # Newer Unicode data assigns characters 14.0 does not; the filter is costly, so only here.
+    _ALPHABET = _ALPHABET.filter(assigned_in_unicode_14)
 
 
 def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+def text_alphabet() -> st.SearchStrategy[str]:
+    """Single characters that Unicode 14.0 assigns: no unassigned code point (``Cn``) and no
+    surrogate (``Cs``).
+
+    Text made only of these characters has the same NFC under every Unicode
+    version, so canonical bytes, ids and signatures computed over it agree
+    between implementations built on different Unicode data (SPEC.md section
+    2.1). Pass it to ``st.text`` wherever a test generates free text::
+
+        st.text(ms.text_alphabet(), max_size=20)
+
+    The filter matters only on a Python newer than 3.11, whose Unicode data
+    assigns characters that 14.0 does not.
+    """
+    return _ALPHABET
+
+
 def _text(*, min_size: int = 0, max_size: int = 24) -> st.SearchStrategy[str]:
-    """Unicode text (no surrogates) in NFC, so canonical JSON leaves it unchanged."""
-    raw = st.text(st.characters(codec="utf-8"), min_size=min_size, max_size=max_size)
+    """Text over :func:`text_alphabet` in NFC, so canonical JSON leaves it unchanged."""
+    raw = st.text(_ALPHABET, min_size=min_size, max_size=max_size)
     return raw.map(_nfc).filter(lambda s: len(s) >= min_size)
+
+
+def _is_reason(text: str) -> bool:
+    return any(char not in _BLANK for char in text)
 
 
 def _check_subset(name: str, given: Sequence[str], allowed: Sequence[str]) -> tuple[str, ...]:
@@ -148,8 +182,11 @@ def confidences() -> st.SearchStrategy[str]:
 
 
 def reasons() -> st.SearchStrategy[str]:
-    """Non-empty reasons: strings with at least one non-whitespace character."""
-    return st.sampled_from(_REASONS) | _text(min_size=1).filter(lambda s: not s.isspace())
+    """Reasons: strings holding a character other than ASCII whitespace (U+0009-U+000D,
+    U+0020). Unicode spaces such as U+00A0 and U+3000 count as content, so some reasons
+    look blank."""
+    return (st.sampled_from(_REASONS) | st.sampled_from(_UNICODE_SPACE_REASONS)
+            | _text(min_size=1).filter(_is_reason))
 
 
 def provenances() -> st.SearchStrategy[dict[str, Any]]:
@@ -378,7 +415,9 @@ def _memory_file(draw: st.DrawFn, signed: bool | None, max_records: int) -> dict
     }
     if draw(st.integers(0, 3)) == 0:
         extra = draw(_EXTENSIONS)
-        memory_file.update({k: v for k, v in extra.items() if k not in memory_file})
+        # "sequence" is a defined header member (ROLL-1), not free for extension data.
+        memory_file.update({k: v for k, v in extra.items()
+                            if k not in memory_file and k != "sequence"})
     if signed or (signed is None and draw(st.booleans())):
         memory_file = sign_file(memory_file, TEST_KEY)
     return memory_file
@@ -416,6 +455,7 @@ STRATEGIES: dict[str, Callable[..., st.SearchStrategy[Any]]] = {
     "reasons": reasons,
     "record_ids": record_ids,
     "records": records,
+    "text_alphabet": text_alphabet,
     "timestamps": timestamps,
     "tombstones": tombstones,
 }

@@ -84,13 +84,20 @@ def test_serve_errors_are_typed_and_never_tracebacks() -> None:
         b"[1, 2]\n",
         {"id": "seven", "op": "reset", "args": {}},
         {"id": 8, "op": "hello", "args": {"protocol": "memspec-engine/99"}},
+        {"id": 9, "op": "hello", "args": {**hello_args(), "spec_version": "fg-agent-memory/9"}},
+        {"id": 10, "op": "hello", "args": {"protocol": hello_args()["protocol"]}},
+        b'{"id": 11.0, "op": "reset", "args": {}}\n',
+        {"id": -1, "op": "reset", "args": {}},
+        {"id": 2**53, "op": "reset", "args": {}},
     )
     assert code == 0
     errors = [(a["id"], a["ok"], a["error"]["code"]) for a in answers]
     assert errors == [
         (1, False, "unsupported"), (2, False, "record"), (3, False, "internal"),
         (4, False, "internal"), (None, False, "protocol"), (None, False, "protocol"),
-        (None, False, "protocol"), (8, False, "protocol"),
+        (None, False, "protocol"), (8, False, "protocol"), (9, False, "protocol"),
+        (10, False, "protocol"), (None, False, "protocol"), (None, False, "protocol"),
+        (None, False, "protocol"),
     ]
     assert answers[1]["error"]["requirement"] == "REC-1"
     assert "KeyError" in answers[2]["error"]["message"]

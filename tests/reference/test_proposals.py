@@ -103,8 +103,13 @@ def test_supersede_writes_successor_then_old(store: RecordStore) -> None:
 def test_supersede_by_a_new_version_of_a_stored_record(store: RecordStore) -> None:
     keeper, copy = _seed(store, "Keeper.", "Copy.")
     keeper2 = keeper.evolve(NOW, supersedes=copy.id)
-    written = apply_proposal(store, Proposal(ProposalKind.SUPERSEDE, record=keeper2,
-                                             target_id=copy.id, reason="duplicate"), now=NOW)
+    proposal = Proposal(ProposalKind.SUPERSEDE, record=keeper2, target_id=copy.id,
+                        reason="duplicate")
+    with pytest.raises(ProposalError):  # OP-6: through the gate a successor is newborn
+        apply_proposal(store, proposal, now=NOW)
+    assert store.history(keeper.id) == (keeper,)
+    # Exact dedup's own construction (CONS-5) may supersede by the keeper's next version.
+    written = apply_proposals(store, [proposal], now=NOW, keeper_versions=True)
     assert written == (keeper2, store.get(copy.id))
     assert store.history(keeper.id) == (keeper, keeper2)
     assert store.get(copy.id).superseded_by == keeper.id

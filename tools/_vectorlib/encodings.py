@@ -37,6 +37,9 @@ def _addresses() -> dict[str, Any]:
         "invalid-character": "Characters outside the Bitcoin alphabet (0 O I l, punctuation, "
                              "whitespace) are rejected.",
         "not-a-string": "The address is not a JSON string.",
+        "hex-case": "Hexadecimal arguments are accepted in either letter case (PROTO-9).",
+        "malformed-hex": "A hexadecimal argument with whitespace, a prefix or an odd number of "
+                         "digits: class encoding.",
     }
     ident = load_published("fg-agent-id-0.2.json")
     keys = [
@@ -57,6 +60,25 @@ def _addresses() -> dict[str, Any]:
                         {"public_key_hex": key.hex()}, expected={"address": addr}))
         dec.append(case(f"{name}/decode-{cid}", comment, flags, ["ENC-1", "ENC-2"],
                         {"address": addr}, expected={"public_key_hex": key.hex()}))
+    upper = KEY_B.public.hex().upper()
+    mixed = "".join(c.upper() if i % 2 else c for i, c in enumerate(KEY_C.public.hex()))
+    assert upper != KEY_B.public.hex() and mixed not in (KEY_C.public.hex(),
+                                                         KEY_C.public.hex().upper())
+    enc.append(case(f"{name}/encode-uppercase-hex", "The key in uppercase hexadecimal",
+                    ["hex-case"], ["ENC-1", "PROTO-9"], {"public_key_hex": upper},
+                    expected={"address": KEY_B.address}))
+    enc.append(case(f"{name}/encode-mixed-case-hex", "The key in mixed-case hexadecimal",
+                    ["hex-case"], ["ENC-1", "PROTO-9"], {"public_key_hex": mixed},
+                    expected={"address": KEY_C.address}))
+    spaced = KEY_A.public.hex()[:8] + " " + KEY_A.public.hex()[8:]
+    for cid, comment, text in (
+            ("hex-with-space", "A space between two bytes", spaced),
+            ("hex-odd-length", "63 hexadecimal digits", KEY_A.public.hex()[:-1]),
+            ("hex-prefix", "A 0x prefix", "0x" + KEY_A.public.hex()),
+            ("hex-trailing-newline", "A trailing line feed", KEY_A.public.hex() + "\n")):
+        enc.append(case(f"{name}/encode-reject-{cid}", f"{comment}: not hexadecimal",
+                        ["malformed-hex"], ["PROTO-9"], {"public_key_hex": text},
+                        error="encoding"))
     for cid, size in (("31-bytes", 31), ("33-bytes", 33), ("empty", 0)):
         enc.append(case(f"{name}/encode-key-{cid}", f"A {size}-byte public key has no address",
                         ["wrong-length"], ["ENC-1"], {"public_key_hex": "07" * size},

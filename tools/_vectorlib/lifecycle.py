@@ -221,6 +221,16 @@ def _lifecycle() -> dict[str, Any]:
             "archive", [F4_ARCH], error="lifecycle"),
         _lc("archive-reject-empty-reason", "An empty reason", ["rejected", "no-reason"],
             ["LC-3"], "archive", [F4], reason="", error="lifecycle"),
+        _lc("archive-reject-spaces-reason", "A reason of spaces only", ["rejected", "no-reason",
+                                                                       "blank-reason"],
+            ["LC-3"], "archive", [F4], reason="   ", error="lifecycle"),
+        _lc("supersede-reject-ascii-whitespace-reason", "A reason of tab, line feed, line "
+            "tabulation, form feed, carriage return and space", ["rejected", "no-reason",
+                                                                 "blank-reason"],
+            ["LC-3"], "supersede", [F1, F3], reason="\t\n\x0b\x0c\r ", error="lifecycle"),
+        _lc("archive-no-break-space-reason", "U+00A0 is not ASCII whitespace: a reason",
+            ["unicode-space-reason"], ["LC-3"], "archive", [F4], reason="\u00a0",
+            expected=[archive(F4, "\u00a0")]),
     ]
     e1_arch, e2_sup = archive(E1, "Decayed.", T2), supersede(E2, E1, "Duplicate.", T2)
     e1_trans = edit(begin(E1, E2, "Disputed.", T2)[0])
@@ -269,6 +279,10 @@ def _lifecycle() -> dict[str, Any]:
         "rejected": "The lifecycle machine forbids the change: error class lifecycle, and no "
                     "record is produced.",
         "no-reason": "The reason is empty or absent where one is required.",
+        "blank-reason": "The reason holds only ASCII whitespace (U+0009-U+000D, U+0020), the "
+                        "only characters that count as blank: it is no reason.",
+        "unicode-space-reason": "The reason holds only a Unicode space that is not ASCII "
+                                "whitespace (U+00A0, U+3000): it is a reason.",
         "flag-reason": "The rule gets flagged: flag_reason is the `reason` argument (memspec "
                        "pins the caller's text so that the result is comparable).",
         "flag-unchanged": "The flag is already right: the rule comes back unchanged, same "
@@ -337,6 +351,10 @@ def _accepted() -> list[dict[str, Any]]:
             written=list(begin(F2, F1, WHY))),
         _ap("archive-active", "active -> archived", [], ["LC-3"], [F4],
             _prop("archive", target_id=F4["id"], reason=WHY), written=[archive(F4, WHY)]),
+        _ap("archive-ideographic-space-reason", "U+3000 is not ASCII whitespace: a reason",
+            ["unicode-space-reason"], ["LC-3"], [F4],
+            _prop("archive", target_id=F4["id"], reason="\u3000"),
+            written=[archive(F4, "\u3000")]),
         _ap("archive-superseded", "superseded -> archived keeps superseded_by", [],
             ["LC-3", "LC-4"], [F1_SUP], _prop("archive", target_id=F1["id"], reason=WHY),
             written=[archive(F1_SUP, WHY)]),
@@ -372,6 +390,15 @@ def _rejected() -> list[dict[str, Any]]:
          ["TRN-1"], [F1, F2], _prop("transition", target_id=F1["id"], other_id=F2["id"]), m),
         ("archive-missing-reason", "archive with an empty reason", ["malformed"], ["LC-3"],
          [F4], _prop("archive", target_id=F4["id"]), m),
+        ("archive-spaces-reason", "archive with a reason of spaces only",
+         ["malformed", "blank-reason"], ["LC-3"], [F4],
+         _prop("archive", target_id=F4["id"], reason="   "), m),
+        ("supersede-spaces-reason", "supersede with a reason of spaces only",
+         ["malformed", "blank-reason"], ["LC-3"], [F1],
+         _prop("supersede", record=F3, target_id=F1["id"], reason="   "), m),
+        ("transition-ascii-whitespace-reason", "transition with a reason of tab, line feed "
+         "and space", ["malformed", "blank-reason"], ["TRN-1"], [F1, F2],
+         _prop("transition", target_id=F1["id"], other_id=F2["id"], reason="\t\n "), m),
         ("create-existing-id", "create of an id already stored", ["not-born"], ["OP-6"], [F1],
          _prop("create", record=F1), m),
         ("create-archived", "create of a record that is not active", ["not-born"],
@@ -466,6 +493,10 @@ def _proposals() -> dict[str, Any]:
         "bad-record": "The proposal carries a record that breaks the record format: error "
                       "class record.",
         "illegal": "A well-formed request the lifecycle machine forbids: error class lifecycle.",
+        "blank-reason": "The reason holds only ASCII whitespace (U+0009-U+000D, U+0020), the "
+                        "only characters that count as blank: it is no reason.",
+        "unicode-space-reason": "The reason holds only a Unicode space that is not ASCII "
+                                "whitespace (U+00A0, U+3000): it is a reason.",
         "unknown-id": "A named record id is not in the store: error class not-found.",
     }
     groups = [

@@ -8,6 +8,7 @@ from typing import Any
 from _vectorlib.fixtures import (
     KEY_A,
     KEY_B,
+    T0,
     T1,
     T2,
     A,
@@ -188,6 +189,61 @@ def _valid_records() -> list[tuple[str, str, list[str], list[str], dict[str, Any
         ("signed-by-b", "Signed by key B", [], ["SIG-6", "SIG-7"], sign(BASE, KEY_B)),
         ("no-tags-no-slots", "Empty slots and tags", [], ["REC-5", "REC-10"],
          make("fact", "Minimal.", tags=())),
+        ("reason-no-break-space", "Archived with a state_reason of U+00A0, which is not ASCII "
+         "whitespace", ["reason", "unicode-space-reason"], ["LC-3"],
+         evolve(BASE, T2, state="archived", state_reason="\u00a0")),
+        ("flag-reason-ideographic-space", "A flagged rule whose flag_reason is U+3000",
+         ["flag", "unicode-space-reason"], ["RULE-4"],
+         evolve(RULE, T2, flagged=True, flag_reason="\u3000")),
+        ("transition-reason-em-space", "A transition block whose reason is U+2003",
+         ["transition", "unicode-space-reason"], ["TRN-1"],
+         edit(_transitional(BASE, OTHER["id"]), transition={
+             "sides": [BASE["id"], OTHER["id"]], "reason": "\u2003"})),
+        ("tags-distinct-in-nfc", "Tags that stay distinct after NFC (e and e-acute)",
+         ["tags", "nfc"], ["REC-10"], edit(BASE, tags=["cafe", "caf\u00e9"])),
+    ]
+
+
+def _url_safe(rec: dict[str, Any]) -> dict[str, Any]:
+    spelled = rec["signature"].replace("+", "-").replace("/", "_")
+    assert spelled != rec["signature"]
+    return edit(rec, signature=spelled)
+
+
+def _number_token_records() -> list[tuple[str, str, list[str], list[str], Any]]:
+    """Values that are floats by their JSON tokens though integral in value (PROTO-8)."""
+    b = BASE
+    return [
+        ("unknown-field-integral-float", "An extension field holding 1.0: a float, though its "
+         "value is integral", ["unknown-field", "number-token"], ["CJ-6", "PROTO-8"],
+         edit(b, **{"x-weight": 1.0})),
+        ("unknown-field-negative-zero", "An extension field holding -0.0",
+         ["unknown-field", "number-token"], ["CJ-6", "PROTO-8"], edit(b, **{"x-weight": -0.0})),
+        ("unknown-field-nested-integral-float", "An extension object holding 100.0 inside an "
+         "array", ["unknown-field", "number-token"], ["CJ-6", "PROTO-8"],
+         edit(b, **{"x-meta": {"counts": [1, 100.0]}})),
+    ]
+
+
+def _create_cases() -> list[dict[str, Any]]:
+    """create_record: the optional arguments' defaults, null occurred_at, NFC tags."""
+    body = "Rebooted the build agent."
+    base = {"type": "episode", "body": body, "provenance": provenance(), "now": T1}
+    plain = make("episode", body, created_at=T1, confidence="1.0000")
+    timed = make("episode", body, created_at=T1, confidence="1.0000", occurred_at=T0)
+    assert plain["id"] == timed["id"]
+    name = "records"
+    return [
+        case(f"{name}/create-defaults", "Only the required arguments: the defaults apply",
+             ["create"], ["REC-14", "REC-11"], base, expected={"record": plain}),
+        case(f"{name}/create-occurred-at-null", "occurred_at given as null means not given: "
+             "the record carries no occurred_at", ["create", "optional-field"],
+             ["REC-11", "REC-14"], {**base, "occurred_at": None}, expected={"record": plain}),
+        case(f"{name}/create-occurred-at", "occurred_at given", ["create", "optional-field"],
+             ["REC-11", "ID-3"], {**base, "occurred_at": T0}, expected={"record": timed}),
+        case(f"{name}/create-reject-tags-equal-in-nfc", "Two tags equal after NFC",
+             ["create", "tags", "nfc"], ["REC-10"],
+             {**base, "tags": ["caf\u00e9", "cafe\u0301"]}, error="record"),
     ]
 
 
@@ -322,10 +378,20 @@ def _invalid_records() -> list[tuple[str, str, list[str], str, Any]]:
          evolve(b, T2, state="archived", state_reason="")),
         ("archived-blank-reason", "archived with a whitespace-only state_reason", ["reason"],
          "LC-3", evolve(b, T2, state="archived", state_reason="   ")),
+        ("archived-ascii-whitespace-reason", "archived with a state_reason of tab, space and "
+         "line feed", ["reason", "blank-reason"], "LC-3",
+         evolve(b, T2, state="archived", state_reason="\t \n")),
+        ("flagged-blank-reason", "A flag_reason of carriage return and line feed",
+         ["flag", "blank-reason"], "RULE-4", edit(rules, flagged=True, flag_reason="\r\n")),
+        ("block-blank-reason", "A transition reason of line tabulation and form feed",
+         ["transition", "blank-reason"], "TRN-1",
+         edit(trans, transition={**block, "reason": "\x0b\x0c"})),
         ("tags-string", "tags is a string", ["tags"], "REC-10", edit(b, tags="build")),
         ("tag-empty", "An empty tag", ["tags"], "REC-10", edit(b, tags=["build", ""])),
         ("tag-duplicate", "The same tag twice", ["tags"], "REC-10",
          edit(b, tags=["build", "build"])),
+        ("tag-duplicate-after-nfc", "One tag composed, one decomposed: equal in NFC, so "
+         "duplicates", ["tags", "nfc"], "REC-10", edit(b, tags=["caf\u00e9", "cafe\u0301"])),
         ("tag-number", "A numeric tag", ["tags"], "REC-10", edit(b, tags=[3])),
         ("flagged-not-boolean", "flagged is 0", ["flag"], "RULE-4", edit(b, flagged=0)),
         ("flagged-string", "flagged is the string false", ["flag"], "RULE-4",
@@ -346,6 +412,12 @@ def _invalid_records() -> list[tuple[str, str, list[str], str, Any]]:
          ["signature-fields"], "SIG-6", edit(b, signature=None)),
         ("signer-not-address", "signed_by is not an amp:key: address", ["signature-fields"],
          "ENC-1", edit(sign(b, KEY_A), signed_by="FAe4sisG95oZ42w7buUn5qEE4TAnfTTFPiguZUHmhiF")),
+        ("signature-url-safe", "A signature in URL-safe base64: validation rejects the "
+         "spelling (verify_record reports it as a signature failure instead)",
+         ["signature-fields", "malformed-signature"], "ENC-3", _url_safe(sign(b, KEY_A))),
+        ("signature-unpadded", "A signature without its == padding",
+         ["signature-fields", "malformed-signature"], "ENC-3",
+         edit(sign(b, KEY_A), signature=sign(b, KEY_A)["signature"].rstrip("="))),
         ("unknown-field-float", "An extension field holding a float", ["unknown-field"],
          "CJ-6", edit(b, **{"x-score": 0.5})),
         ("unknown-field-big-integer", "An extension field holding 2^53", ["unknown-field"],
@@ -376,6 +448,17 @@ def _records() -> dict[str, Any]:
         "flag": "flagged / flag_reason.",
         "signature-fields": "The shape and pairing of signed_by and signature (cryptographic "
                             "verification is in signatures.json).",
+        "malformed-signature": "The signature is not the canonical base64 spelling of 64 bytes "
+                               "(ENC-3): in validation that is a record failure.",
+        "blank-reason": "A reason field holding only ASCII whitespace (U+0009-U+000D, U+0020), "
+                        "the only characters that count as blank: it is no reason.",
+        "unicode-space-reason": "A reason field holding only a Unicode space that is not ASCII "
+                                "whitespace (U+00A0, U+2003, U+3000): it is a reason.",
+        "nfc": "Tags are compared after normalization to NFC.",
+        "number-token": "A value written with a fraction or exponent (1.0, -0.0, 100.0): a "
+                        "float, though its value is integral. Over the process protocol the "
+                        "engine must see the float the token spells (PROTO-8).",
+        "create": "Built by create_record from its arguments at now.",
     }
     valid = [case(f"{name}/{cid}", comment, flags, reqs, {"record": rec},
                   expected={"record": rec})
@@ -383,12 +466,17 @@ def _records() -> dict[str, Any]:
     invalid = [case(f"{name}/{cid}", comment + " (every other rule holds)", flags, [req],
                     {"record": rec}, error="record")
                for cid, comment, flags, req, rec in _invalid_records()]
+    invalid += [case(f"{name}/{cid}", comment + " (every other rule holds)", flags, reqs,
+                     {"record": rec}, error="record")
+                for cid, comment, flags, reqs, rec in _number_token_records()]
     groups = [
         group("valid", "Records every engine accepts as they are", "validate_record", "format",
               valid),
         group("invalid", "Records breaking exactly one per-record rule (error class record); "
               "ids are recomputed after a birth-field edit so that only the named rule breaks",
               "validate_record", "format", invalid),
+        group("create", "create_record: a newborn record from its arguments", "create_record",
+              "format", _create_cases()),
     ]
     return vector_file(name, "MemoryRecord validation: every per-record rule of the format, "
                        "one valid and one or more invalid cases each.", notes, groups)

@@ -100,6 +100,13 @@ def _forged(rec: dict[str, Any], key: Key, message: bytes) -> dict[str, Any]:
     return {**signed_payload(rec, key.address), "signature": b64(key.sign_raw(message))}
 
 
+def _url_safe_sig(rec: dict[str, Any]) -> dict[str, Any]:
+    """``rec`` with its signature respelled in URL-safe base64 (ENC-3 rejects it)."""
+    spelled = rec["signature"].replace("+", "-").replace("/", "_")
+    assert spelled != rec["signature"], "the signature has no + or / to respell"
+    return {**rec, "signature": spelled}
+
+
 def _signatures() -> dict[str, Any]:
     name = "signatures"
     notes = {
@@ -118,6 +125,8 @@ def _signatures() -> dict[str, Any]:
         "tombstone": "A redaction tombstone cannot carry a signature.",
         "non-canonical-s": "S is replaced by S + L, the same scalar in a non-canonical encoding.",
         "wrong-input": "The message, key or signature differs from the signed one.",
+        "hex-case": "Hexadecimal arguments are accepted in either letter case; hexadecimal "
+                    "results are lowercase (PROTO-9).",
     }
     mem = load_published("fg-agent-memory-0.1.json")
     ident = load_published("fg-agent-id-0.2.json")
@@ -132,6 +141,11 @@ def _signatures() -> dict[str, Any]:
                            ["ENC-1", "SIG-5"], {"seed_hex": key.seed.hex()},
                            expected={"address": key.address,
                                      "public_key_hex": key.public.hex()}))
+    derive.append(case(f"{name}/derive-uppercase-seed", "Seed C in uppercase hexadecimal: the "
+                       "same key, its public key written in lowercase", ["seed", "hex-case"],
+                       ["SIG-5", "PROTO-9"], {"seed_hex": KEY_C.seed.hex().upper()},
+                       expected={"address": KEY_C.address,
+                                 "public_key_hex": KEY_C.public.hex()}))
     for cid, seed in [("short", "00" * 31), ("long", "00" * 33), ("not-hex", "zz" * 32)]:
         derive.append(case(f"{name}/derive-reject-{cid}", f"Seed {cid}", ["seed"], ["SIG-3"],
                            {"seed_hex": seed}, error="encoding"))
@@ -219,6 +233,11 @@ def _signatures() -> dict[str, Any]:
          ["malformed-signature"], "ENC-3", _resig(sb, _dirty_padding(b64(sig_bytes)))),
         ("base64-63-bytes", "A 63-byte signature", ["malformed-signature"], "ENC-3",
          _resig(sb, b64(sig_bytes[:63]))),
+        ("base64-before-validation", "A URL-safe signature on a record that is also invalid "
+         "(its body changed without a new id): the spelling is checked first",
+         ["malformed-signature", "tampered"], "ENC-3",
+         _resig(edit(sb, body="The build uses Python 3.13."),
+                b64(sig_bytes).replace("+", "-").replace("/", "_"))),
     ]
     assert "+" in b64(sig_bytes) or "/" in b64(sig_bytes)
     for cid, comment, flags, req, rec in bad:
@@ -248,6 +267,11 @@ def _signatures() -> dict[str, Any]:
                      {"public_key_hex": pk, "message_hex": m.hex(), "signature_hex": s.hex()},
                      expected={"valid": ok})
                 for cid, comment, flags, pk, m, s, ok in raw]
+    ed_tests.append(case(f"{name}/ed25519-uppercase-hex", "fg-agent-id's ed25519 vector with "
+                         "every argument in uppercase hexadecimal", ["published", "hex-case"],
+                         ["SIG-3", "PROTO-9"],
+                         {"public_key_hex": pk_a.upper(), "message_hex": msg.hex().upper(),
+                          "signature_hex": sig.hex().upper()}, expected={"valid": True}))
     groups = [
         group("derive-key", "Seed -> public key and address", "derive_key", "signing", derive),
         group("sign-record", "Record and seed -> signed record", "sign_record", "signing",
@@ -285,6 +309,11 @@ def _files() -> dict[str, Any]:
         "wrong-domain": "A signature made under the record context.",
         "malformed-signature": "The file signature text is not canonical base64.",
         "duplicate-id": "A record id appears twice.",
+        "sequence": "The optional sequence header member (section 10.1): an integer from 0 to "
+                    "2^53 - 1, signed like any other header member.",
+        "number-token": "A value written with a fraction (3.0): a float, though its value is "
+                        "integral; over the process protocol the engine must see the float "
+                        "the token spells (PROTO-8).",
     }
     mem = load_published("fg-agent-memory-0.1.json")
     pub = mem["artifacts"]["memory_file"]["file"]
@@ -334,10 +363,26 @@ def _files() -> dict[str, Any]:
          file_of([BASE, evolve(BASE, T2, tags=["x"])])),
         ("signed-without-agent", "A signature but agent null", ["header-field"], "FILE-3",
          edit(pub, agent=None)),
+        ("record-malformed-signature", "A record inside whose signature is URL-safe base64",
+         ["record-inside", "malformed-signature"], "ENC-3",
+         file_of([_url_safe_sig(sign(BASE, KEY_B)), EPISODE], created_at=T2)),
     ]
     for cid, comment, flags, req, f in invalid:
         vtests.append(case(f"{name}/validate-reject-{cid}", comment, flags, [req],
                            {"file": f}, error="file"))
+    stamped = edit(empty, sequence=1)
+    vtests.append(case(f"{name}/validate-sequence", "An unsigned file carrying sequence 1",
+                       ["sequence"], ["ROLL-1"], {"file": stamped}, expected={"file": stamped}))
+    for cid, value in (("negative", -1), ("string", "3"), ("null", None), ("boolean", True),
+                       ("object", {"n": 3})):
+        vtests.append(case(f"{name}/validate-reject-sequence-{cid}",
+                           f"sequence {value!r}: not an integer from 0 to 2^53 - 1",
+                           ["sequence"], ["ROLL-1"], {"file": edit(empty, sequence=value)},
+                           error="file"))
+    vtests.append(case(f"{name}/validate-reject-header-integral-float", "An extension header "
+                       "holding 3.0: a float, though its value is integral",
+                       ["header-field", "number-token"], ["CJ-6", "PROTO-8"],
+                       {"file": edit(unsigned_pub, **{"x-count": 3.0})}, error="file"))
 
     stests = [
         case(f"{name}/sign-published", "Signing the published payload with seed A gives the "
@@ -378,6 +423,15 @@ def _files() -> dict[str, Any]:
     ftests = [case(f"{name}/verify-{cid}", comment, flags, ["FILE-3", "FILE-5", "FILE-6"],
                    {"file": f, "require_signature": req}, expected={})
               for cid, comment, flags, f, req in ok_verify]
+    signed_stamped = sign_file(file_of([BASE], created_at=T2, extra={"sequence": 3}), KEY_A)
+    ftests.append(case(f"{name}/verify-sequence", "A signed file stamped with sequence 3: the "
+                       "signature covers it like any header member", ["sequence"],
+                       ["ROLL-1", "FILE-7"], {"file": signed_stamped, "require_signature": True},
+                       expected={}))
+    ftests.append(case(f"{name}/verify-reject-sequence-raised", "The sequence of a signed file "
+                       "raised from 3 to 4 after signing", ["sequence", "tampered"],
+                       ["FILE-7"], {"file": edit(signed_stamped, sequence=4),
+                                    "require_signature": True}, error="signature"))
     bad_verify: list[tuple[str, str, list[str], str, dict[str, Any], bool, str]] = [
         ("stripped-signature", "Signature removed, verification required", ["unsigned"],
          "FILE-5", unsigned_pub, True, "signature"),
@@ -416,6 +470,15 @@ def _files() -> dict[str, Any]:
         ("broken-record-signature-opt-out", "Opting out of the file signature still verifies "
          "signed records", ["record-inside", "tampered", "opt-out"], "FILE-6", broken_inner,
          False, "signature"),
+        ("record-malformed-signature", "A record inside whose signature is URL-safe base64: "
+         "a signature failure, not a file-format one", ["record-inside", "malformed-signature"],
+         "ENC-3", sign_file(file_of([_url_safe_sig(sign(BASE, KEY_B)), EPISODE],
+                                    created_at=T2), KEY_A), True, "signature"),
+        ("record-malformed-signature-opt-out", "The same in an unsigned file, the caller "
+         "opting out of the file signature", ["record-inside", "malformed-signature", "opt-out",
+                                             "unsigned"], "ENC-3",
+         file_of([_url_safe_sig(sign(BASE, KEY_B)), EPISODE], created_at=T2), False,
+         "signature"),
         ("duplicate-id", "A correctly signed file listing a record twice", ["duplicate-id"],
          "FILE-4", sign_file(file_of([BASE, BASE]), KEY_A), True, "file"),
         ("signed-without-agent", "A signature but agent null", ["header-field"], "FILE-3",

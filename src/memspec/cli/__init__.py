@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from memspec import __version__
 from memspec._errors import MemspecError
-from memspec.cli import _files, _keys, _kit
+from memspec.cli import _audit, _files, _keys, _kit
 from memspec.cli._io import UsageError
 
 __all__ = ["build_parser", "main"]
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     _files.register(sub, common)
     _keys.register(sub, common)
     _kit.register(sub, common)
+    _audit.register(sub, common)
     try:
         from memspec.cli import _selftest
     except ImportError:  # pragma: no cover - only while the self-test is being built

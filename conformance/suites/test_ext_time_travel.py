@@ -1,0 +1,115 @@
+"""Extension x-time-travel: list and recall as of a past instant (spec/EXTENSIONS.md X3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memspec.conformance import _builders as build
+from memspec.conformance._machines import snapshot
+
+
+class Story:
+    """A store with a known past: a fact born, superseded, an archival and a late birth."""
+
+    def __init__(self, engine: Any, clock: Any) -> None:
+        self.engine = engine
+        prov = {"kind": "observation", "ref": "tt-1", "agent": None}
+        self.t0 = clock.now()
+        self.old = build.record("fact", "the team standup is at nine", created_at=self.t0,
+                                provenance=prov, tags=["meetings"])
+        self.other = build.record("fact", "the team retro is on fridays", created_at=self.t0,
+                                  provenance=prov, tags=["meetings"])
+        engine.call("put", record=self.old)
+        engine.call("put", record=self.other)
+        self.t1 = clock.advance(days=1)
+        self.new = build.record("fact", "the team standup is at ten", created_at=self.t1,
+                                provenance=prov, tags=["meetings"], supersedes=self.old["id"])
+        engine.call("apply_proposal", now=self.t1, proposal=build.proposal(
+            "supersede", self.new, target_id=self.old["id"], reason="moved to ten"))
+        self.t2 = clock.advance(days=1)
+        engine.call("apply_proposal", now=self.t2, proposal=build.proposal(
+            "archive", target_id=self.other["id"], reason="retros stopped"))
+        self.t3 = clock.advance(days=1)
+
+    def version(self, rid: str, at: str) -> dict[str, Any]:
+        history: list[dict[str, Any]] = self.engine.call("history", id=rid)["records"]
+        return [v for v in history if v["updated_at"] <= at][-1]
+
+
+@pytest.fixture
+def story(engine: Any, clock: Any) -> Story:
+    return Story(engine, clock)
+
+
+def _ids(records: list[dict[str, Any]]) -> list[str]:
+    return [r["id"] for r in records]
+
+
+@pytest.mark.requirement("XTT-1")
+def test_list_as_of_shows_the_past_view(story: Story, engine: Any) -> None:
+    past = engine.call("list", as_of=story.t0)["records"]
+    assert past == [story.version(i, story.t0) for i in sorted([story.old["id"],
+                                                                  story.other["id"]])], (
+        f"XTT-1: list as of {story.t0} should hold the two first versions, got {_ids(past)}")
+    assert all(r["state"] == "active" for r in past), "XTT-1: the past view shows later states"
+    mid = engine.call("list", as_of=story.t1)["records"]
+    expected = sorted([story.old["id"], story.other["id"], story.new["id"]])
+    assert _ids(mid) == expected, f"XTT-1: list as of {story.t1} gave {_ids(mid)}"
+    by_id = {r["id"]: r for r in mid}
+    assert by_id[story.old["id"]]["state"] == "superseded", (
+        "XTT-1: as of the supersession the old record is not superseded")
+    assert by_id[story.other["id"]]["state"] == "active", (
+        "XTT-1: the view as of t1 shows an archival made at t2")
+    assert engine.call("list", as_of=story.t3)["records"] == engine.call("list")["records"], (
+        "XTT-1: the view as of now differs from the latest versions")
+
+
+@pytest.mark.requirement("XTT-1")
+def test_list_as_of_filters_the_past_versions(story: Story, engine: Any) -> None:
+    active_then = engine.call("list", as_of=story.t1, state="active")["records"]
+    assert _ids(active_then) == sorted([story.other["id"], story.new["id"]]), (
+        f"XTT-1: state filter as of t1 gave {_ids(active_then)}")
+    archived_then = engine.call("list", as_of=story.t1, state="archived")["records"]
+    assert archived_then == [], "XTT-1: the state filter used the latest versions, not the view"
+    before_birth = "2025-12-31T00:00:00.000Z"
+    assert engine.call("list", as_of=before_birth)["records"] == [], (
+        "XTT-1: records born after as_of are in the view")
+    tagged = engine.call("list", as_of=story.t0, tag="meetings")["records"]
+    assert len(tagged) == 2, "XTT-1: the tag filter lost records of the past view"
+
+
+@pytest.mark.requirement("XTT-2")
+def test_recall_as_of_returns_what_was_believed(story: Story, engine: Any) -> None:
+    result = engine.call("recall", query="team standup time", budget_tokens=10000,
+                         now=story.t3, as_of=story.t0)
+    found = {e["record"]["id"]: e["record"] for e in result["records"]}
+    assert story.old["id"] in found, (
+        "XTT-2: as of t0 the nine o'clock standup was believed, recall left it out")
+    assert found[story.old["id"]]["state"] == "active", (
+        "XTT-2: recall as of t0 returned a later version of the old record")
+    assert story.new["id"] not in found, "XTT-2: recall as of t0 returned a later record"
+    now_result = engine.call("recall", query="team standup time", budget_tokens=10000,
+                             now=story.t3, as_of=story.t1)
+    later = {e["record"]["id"] for e in now_result["records"]}
+    assert story.new["id"] in later and story.old["id"] not in later, (
+        f"XTT-2: as of t1 the successor replaced the old record by default (RCL-6), got "
+        f"{sorted(later)}")
+
+
+@pytest.mark.requirement("XTT-3")
+@pytest.mark.parametrize("as_of", ["yesterday", "2026-01-01T00:00:00Z", 5])
+def test_malformed_as_of_is_an_encoding_error(story: Story, engine: Any, as_of: Any) -> None:
+    engine.reject("list", "encoding", as_of=as_of)
+    engine.reject("recall", "encoding", query="standup", budget_tokens=100, now=story.t3,
+                  as_of=as_of)
+
+
+@pytest.mark.requirement("XTT-4")
+def test_as_of_reads_write_nothing(story: Story, engine: Any) -> None:
+    before = snapshot(engine)
+    engine.call("list", as_of=story.t1)
+    engine.call("recall", query="team standup", budget_tokens=10000, now=story.t3,
+                as_of=story.t1)
+    assert snapshot(engine) == before, "XTT-4: an as-of read wrote a record version"
