@@ -231,9 +231,10 @@ function confidenceToWire(value) {
 // property plus U+001C..U+001F (the separators with bidi class B/S), which is the set the kit's
 // schema check (`\S` under Python's re) and memspec's core (str.strip) use. JavaScript's own
 // \s differs: it includes U+FEFF and excludes U+001C..U+001F and U+0085.
-const WHITE_SPACE = /^[\t\n\v\f\r\x1c-\x1f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/;
+// The spec pins "whitespace" for reasons to ASCII: U+0009-U+000D and U+0020 (section 1.2).
+const WHITE_SPACE = /^[\t\n\v\f\r ]*$/;
 
-/** A reason: a string that is not empty and not whitespace only. */
+/** A reason: a string holding at least one character other than ASCII whitespace. */
 function isReason(value) {
   return typeof value === 'string' && !WHITE_SPACE.test(value);
 }

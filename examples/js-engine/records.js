@@ -386,6 +386,13 @@ function validateFile(file) {
   if (!enc.isCanonicalTimestamp(file.created_at)) throw fileError('created_at is a canonical timestamp', 'FILE-1');
   if (!Array.isArray(file.records)) throw fileError('records is an array', 'FILE-1');
   if (typeof file.signature !== 'string') throw fileError('signature is a string', 'FILE-1');
+  if (Object.prototype.hasOwnProperty.call(file, 'sequence')) {
+    const seq = file.sequence;
+    // ROLL-1: an integer token from 0 to 2^53 - 1 (floats arrive as Float from the parser)
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) {
+      throw fileError('sequence is an integer from 0 to 2^53 - 1', 'ROLL-1');
+    }
+  }
   if (file.signature !== '' && file.agent === null) throw fileError('a signed file names its signer in agent', 'FILE-3');
   if (file.signature !== '' && !isSignatureSpelling(file.signature)) {
     throw fileError('the file signature is not in its one base64 spelling', 'ENC-3');
