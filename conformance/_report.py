@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memspec._errors import MemspecError
 from memspec._data import load_json, vector_files
 from memspec._signing import CONTEXT_REPORT, SigningKey, verify_by_address
 from memspec.conformance._outcomes import (
@@ -259,7 +260,7 @@ def check_report(report: Mapping[str, Any]) -> None:
     error = best_match(validator_for(REPORT_SCHEMA_ID).iter_errors(dict(report)))
     if error is not None:
         where = "/" + "/".join(str(p) for p in error.absolute_path)
-        raise ValueError(f"conformance report does not match report.json at {where}: "
+        raise MemspecError(f"conformance report does not match report.json at {where}: "
                          f"{error.message}")
 
 

@@ -31,7 +31,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _docgen import api, assets, cli, kitpower, lifecycle, report, schemas, spec, vectors
+from _docgen import (
+    api,
+    assets,
+    benchmarks,
+    cli,
+    kitpower,
+    lifecycle,
+    report,
+    schemas,
+    spec,
+    vectors,
+)
 from _docgen._common import (
     EXTENSIONS_PAGE,
     GEN,
@@ -132,6 +143,7 @@ def generate(
     out.update(report.build(conformance, linker, trace))
     selftest = read_json(selftest_path) if selftest_path is not None else None
     out.update(kitpower.build(selftest, linker, set(profiles)))
+    out.update(benchmarks.build(benchmarks.load(root)))
     out.update(cli.build())
     out.update(api.build(linker))
     for name in RAW_SPEC_FILES:
