@@ -1,0 +1,1 @@
+"""Reliability and security: hostile input, concurrent writers, crashes and tampering."""
