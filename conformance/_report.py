@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memspec._errors import MemspecError
 from memspec._data import load_json, vector_files
+from memspec._errors import MemspecError
 from memspec._signing import CONTEXT_REPORT, SigningKey, verify_by_address
 from memspec.conformance._outcomes import (
     ALWAYS_PROFILES,

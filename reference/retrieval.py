@@ -25,13 +25,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memspec import LimitError, NotFoundError, check_timestamp, confidence_from_wire
 from memspec.reference.extensions import is_expired, is_hypothesis, marks, version_as_of
 from memspec.reference.pipeline.decay import SalienceScores, age_days
 from memspec.reference.ports import RecordStore, SearchIndex
 from memspec.reference.records import MemoryRecord, RecordState
 from memspec.reference.search.memory_index import check_k, check_query
-
-from memspec import LimitError, NotFoundError, check_timestamp, confidence_from_wire
 
 __all__ = [
     "CHARS_PER_TOKEN",

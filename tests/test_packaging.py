@@ -41,20 +41,20 @@ def test_wheel_installed_outside_the_repo_certifies(tmp_path: Path) -> None:
     venv.create(env_dir, with_pip=True, system_site_packages=True)
     python = env_dir / "bin" / "python"
     wheel = next(dist.glob("memspec-*.whl"))
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall",
-                    str(wheel)], check=True, capture_output=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps",
+                    "--force-reinstall", str(wheel)], check=True, capture_output=True)
     work = tmp_path / "elsewhere"
     work.mkdir()
     probe = (
         "import memspec, memspec.conformance, memspec.reference\n"
         "from memspec._data import load_json, vector_files, load_spec_text\n"
         "from memspec._schemas import schema_names, validator_for\n"
-        "assert memspec.__file__.startswith(%r), memspec.__file__\n"
+        f"assert memspec.__file__.startswith({str(env_dir)!r}), memspec.__file__\n"
         "names = schema_names(); [validator_for(n) for n in names]\n"
         "files = vector_files(); [load_json('vectors', f) for f in files]\n"
         "assert 'MUST' in load_spec_text()\n"
         "print(len(names), len(files))\n"
-    ) % str(env_dir)
+    )
     out = subprocess.run([str(python), "-c", probe], cwd=work, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     run = subprocess.run([str(env_dir / "bin" / "memspec"), "certify", "--engine", "reference",

@@ -13,12 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memspec.reference import lifecycle
-from memspec.reference._ids import check_record_id, is_record_id
-from memspec.reference.extensions import expiry_reason, is_expired
-from memspec.reference.ports import RecordStore, SearchIndex
-from memspec.reference.records import MemoryRecord, RecordState, RecordType
-
 from memspec import (
     LimitError,
     MemspecError,
@@ -27,6 +21,11 @@ from memspec import (
     confidence_from_wire,
     parse_json,
 )
+from memspec.reference import lifecycle
+from memspec.reference._ids import check_record_id, is_record_id
+from memspec.reference.extensions import expiry_reason, is_expired
+from memspec.reference.ports import RecordStore, SearchIndex
+from memspec.reference.records import MemoryRecord, RecordState, RecordType
 
 __all__ = [
     "PROTECTIONS",

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+from memspec import ProposalError, check_timestamp, timestamp_from_datetime
 from memspec.reference.ports import Operator
 from memspec.reference.proposals import Proposal, ProposalKind
 from memspec.reference.records import MemoryRecord, Provenance, RecordType
 from memspec.reference.text import infer_slots, tokenize
-
-from memspec import ProposalError, check_timestamp, timestamp_from_datetime
 
 __all__ = [
     "Extractor",

@@ -6,13 +6,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memspec import MemspecError, ProposalError, canonical_json, check_timestamp
 from memspec.reference.pipeline.decay import SalienceScores
 from memspec.reference.pipeline.extractor import VerbatimExtractor, extract_all
 from memspec.reference.ports import Operator, RecordStore, SearchIndex
 from memspec.reference.proposals import Proposal, ProposalKind, apply_proposal
 from memspec.reference.records import MemoryRecord, Provenance, RecordState, RecordType
-
-from memspec import MemspecError, ProposalError, canonical_json, check_timestamp
 
 __all__ = [
     "DEFAULT_SOURCE_KIND",

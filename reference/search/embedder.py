@@ -5,10 +5,9 @@ from __future__ import annotations
 import hashlib
 import math
 
+from memspec import LimitError
 from memspec.reference.ports import Embedder
 from memspec.reference.text import tokenize
-
-from memspec import LimitError
 
 __all__ = ["DEFAULT_DIMENSIONS", "HashEmbedder"]
 

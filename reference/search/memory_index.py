@@ -6,11 +6,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
+from memspec import EncodingError, LimitError
 from memspec.reference.ports import Embedder, SearchIndex
 from memspec.reference.records import MemoryRecord
 from memspec.reference.search.embedder import HashEmbedder
-
-from memspec import EncodingError, LimitError
 
 __all__ = ["InMemorySearchIndex", "check_k", "check_query", "rank", "record_text"]
 

@@ -7,12 +7,11 @@ import threading
 import time
 from pathlib import Path
 
+from memspec import StoreError
 from memspec.reference.ports import SearchIndex
 from memspec.reference.records import MemoryRecord
 from memspec.reference.search.memory_index import check_k, check_query, rank
 from memspec.reference.text import tokenize
-
-from memspec import StoreError
 
 __all__ = ["MAX_QUERY_TOKENS", "SQLiteSearchIndex", "fts_query"]
 

@@ -13,7 +13,6 @@ exponent (``1.0``, ``1e2``) or as ``-0``.
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
-"""validate, verify, id, canonicalize, fingerprint, diff, merge, keygen, sign through the real script."""
+"""validate, verify, id, canonicalize, fingerprint, diff, merge, keygen and sign, run through
+the real console script."""
 
 from __future__ import annotations
 

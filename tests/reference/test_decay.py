@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from memspec import LimitError, RecordError
 from memspec.reference import lifecycle
 from memspec.reference.pipeline import DecayConfig, DecayReport, SalienceScores, decay, salience
 from memspec.reference.pipeline.decay import Protection, age_days
 from memspec.reference.ports import RecordStore
 from memspec.reference.records import MemoryRecord, RecordState
 from memspec.reference.search import InMemorySearchIndex
-
-from memspec import LimitError, RecordError
 
 T0 = "2026-01-01T00:00:00.000Z"
 T30 = "2026-01-31T00:00:00.000Z"

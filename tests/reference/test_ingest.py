@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+from memspec import ProposalError, RecordError
 from memspec.reference import lifecycle
 from memspec.reference.pipeline import (
     HeuristicExtractor,
@@ -19,8 +21,6 @@ from memspec.reference.ports import RecordStore
 from memspec.reference.proposals import Proposal, ProposalKind
 from memspec.reference.records import MemoryRecord, Provenance, RecordType
 from memspec.reference.search import InMemorySearchIndex
-
-from memspec import ProposalError, RecordError
 
 T0 = "2026-01-01T00:00:00.000Z"
 T1 = "2026-01-02T00:00:00.000Z"

@@ -6,6 +6,8 @@ import math
 from typing import Any
 
 import pytest
+
+from memspec import EncodingError, LimitError
 from memspec.reference import lifecycle
 from memspec.reference.pipeline.decay import SalienceScores
 from memspec.reference.ports import RecordStore, SearchIndex
@@ -17,8 +19,6 @@ from memspec.reference.retrieval import (
     retrieve,
 )
 from memspec.reference.search import InMemorySearchIndex, SQLiteSearchIndex
-
-from memspec import EncodingError, LimitError
 
 T0 = "2026-01-01T00:00:00.000Z"
 T30 = "2026-01-31T00:00:00.000Z"

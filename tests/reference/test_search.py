@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from memspec import EncodingError, LimitError, StoreError
 from memspec.reference.ports import SearchIndex
 from memspec.reference.records import MemoryRecord
 from memspec.reference.search import (
@@ -18,8 +20,6 @@ from memspec.reference.search import (
     SQLiteSearchIndex,
     fts_query,
 )
-
-from memspec import EncodingError, LimitError, StoreError
 
 T0 = "2026-01-01T00:00:00.000Z"
 

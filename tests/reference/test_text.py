@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from memspec.reference.text import (
     content_words,
     infer_slots,

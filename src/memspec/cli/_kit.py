@@ -128,7 +128,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _case_index() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    cases = []
+    cases: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     for name in vector_files():
         data = load_vectors(name)
         for group in data.get("groups", []):
@@ -147,7 +147,7 @@ def cmd_vectors(args: argparse.Namespace) -> int:
     ]
     if args.action == "list":
         files = Counter(name for name, _, _ in chosen)
-        rows = [{"file": name, "tests": n,
+        rows: list[dict[str, Any]] = [{"file": name, "tests": n,
                  "valid": sum(1 for f, _, c in chosen if f == name and c["result"] == "valid"),
                  "groups": sorted({g["id"] for f, g, _ in chosen if f == name}),
                  "flags": sorted({fl for f, _, c in chosen if f == name

@@ -221,13 +221,13 @@ def all_faults() -> tuple[Fault, ...]:
     """Every fault, in catalogue order (format first, core last)."""
     from memspec.selftest import (
         faults_consolidation,
+        faults_ext,
         faults_files,
         faults_format,
         faults_lifecycle,
         faults_recall,
         faults_records,
         faults_signing,
-        faults_ext,
         faults_store,
     )
 
