@@ -12,7 +12,10 @@ the pipe to its end after the child is gone and checks that every acknowledged
 version is in the store, byte for byte, at the number ``put`` returned.
 
 Children are made with ``os.fork`` (cheap: the parent has memspec imported) and
-always leave with ``os._exit``, so they never run the parent's pytest code.
+always leave with ``os._exit``, so they never run the parent's pytest code. Fork only
+from a single-threaded parent holding no open SQLite connection: a lock another thread
+holds at the moment of the fork (SQLite's process-wide mutexes among them) stays locked
+forever in the child.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from memspec.reference.stores import FileRecordStore, SQLiteRecordStore
 
 __all__ = [
     "STORE_KINDS",
+    "THREAD_PREFIX",
     "Ack",
     "KillReport",
     "Reader",
@@ -56,6 +60,8 @@ __all__ = [
 ]
 
 STORE_KINDS = ("file", "sqlite")
+#: Name prefix of the threads these tests start; _fork refuses to run while one is alive.
+THREAD_PREFIX = "reliability-"
 T0 = "2026-03-01T00:00:00.000Z"
 LATER = "2026-03-02T00:00:00.000Z"
 _VERSION_NAME_LENGTH = len("000001.json")
@@ -116,6 +122,9 @@ def _child(body: Callable[[int], None], wfd: int) -> None:
 
 def _fork(body: Callable[[int], None]) -> tuple[int, int]:
     """Fork a child running ``body(write_fd)``; return (pid, read_fd)."""
+    alive = [t.name for t in threading.enumerate() if t.name.startswith(THREAD_PREFIX)]
+    if alive:
+        raise RuntimeError(f"refusing to fork while threads {alive} run (see module docstring)")
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
@@ -242,7 +251,8 @@ class Reader:
             store.close()
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"{THREAD_PREFIX}reader")
         self._thread.start()
 
     def stop(self) -> None:

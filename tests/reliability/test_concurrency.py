@@ -23,6 +23,7 @@ import pytest
 from memspec.reference.stores import FileRecordStore
 from tests.reliability._workers import (
     STORE_KINDS,
+    THREAD_PREFIX,
     Ack,
     Reader,
     Writer,
@@ -65,17 +66,21 @@ def _thread_writer(store: object, name: str, acks: list[Ack], errors: list[str],
 @pytest.mark.parametrize("kind", STORE_KINDS)
 def test_concurrent_writers_same_id(kind: str, tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    store = open_store(kind, tmp_path)
     base = base_record("hot")
-    assert store.put(base) == 1
-    reader = Reader(kind, tmp_path, (base.id,))
-    reader.start()
+    with open_store(kind, tmp_path) as first:
+        assert first.put(base) == 1
+    # Fork first, then open connections and start threads: a child forked while another
+    # thread holds one of SQLite's process-wide mutexes (or any lock) deadlocks on it.
     children = [spawn_writer(Writer(kind, tmp_path, f"p{i}", ("hot",), PER_WRITER,
                                     births=True, seed=i)) for i in range(PROCESSES)]
+    store = open_store(kind, tmp_path)
+    reader = Reader(kind, tmp_path, (base.id,))
+    reader.start()
     acks: list[Ack] = [Ack(base.id, 1, digest(base))]
     errors: list[str] = []
     gate = threading.Barrier(THREADS)
-    threads = [threading.Thread(target=_thread_writer, args=(store, f"t{i}", acks, errors, gate))
+    threads = [threading.Thread(target=_thread_writer, args=(store, f"t{i}", acks, errors, gate),
+                                name=f"{THREAD_PREFIX}writer-{i}", daemon=True)
                for i in range(THREADS)]
     for thread in threads:
         thread.start()
