@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from memspec import (
+    DEFAULT_LIMITS,
     FORMAT_VERSION,
     FileError,
     LimitError,
@@ -33,6 +34,7 @@ from memspec import (
     timestamp_from_datetime,
     verify_file,
 )
+from memspec._rollback import Witness, sign_with_sequence, verify_fresh
 from memspec.reference.pipeline.consolidation import (
     ConsolidationConfig,
     ConsolidationOperators,
@@ -233,6 +235,8 @@ class Memory:
         self._operators = operators or default_operators(self._consolidation_config)
         self._decay_config = decay_config or DecayConfig()
         self._identity = identity
+        # The exporter's witness: the sequences this memory has signed (ROLL-2).
+        self._witness = Witness()
         self._source_kind = source_kind
         self._auto_consolidate = auto_consolidate
         self._every = auto_consolidate_every
@@ -424,22 +428,49 @@ class Memory:
 
     # -- files -------------------------------------------------------------------------
 
-    def export(self, path: str | Path) -> dict[str, Any]:
-        """Write the memory as one canonical MemoryFile (signed with the identity, if any)."""
-        memory_file = export_file(self._store, now=self._clock(), identity=self._identity)
+    def export(self, path: str | Path, *, sequence: int | None = None) -> dict[str, Any]:
+        """Write the memory as one canonical MemoryFile.
+
+        With an identity the file is stamped with ``sequence`` (default: one more than
+        the last file this memory signed, kept in ``witness.json`` beside the store) and
+        signed (ROLL-2); without one it is unsigned and ``sequence`` must be None.
+        """
+        memory_file = export_file(self._store, now=self._clock())
+        if self._identity is not None:
+            witness_file = None if self._path is None else self._path / "witness.json"
+            witness = self._witness if witness_file is None else Witness.load(witness_file)
+            memory_file, witness = sign_with_sequence(memory_file, self._identity, witness,
+                                                      sequence=sequence)
+            self._witness = witness if witness_file is None else witness.save(witness_file)
+        elif sequence is not None:
+            raise FileError("a sequence is stamped only on a signed file: this memory has "
+                            "no identity", requirement="ROLL-2")
         Path(path).write_bytes(canonical_json(memory_file))
         return memory_file
 
     @classmethod
     def load(cls, file_path: str | Path, *, path: str | Path | None = None, verify: bool = True,
-             **kwargs: Any) -> Memory:
+             witness: str | Path | None = None, **kwargs: Any) -> Memory:
         """A Memory holding a MemoryFile's records (``verify`` requires a file signature).
 
         Loading into an existing ``path`` merges: ids already there are skipped.
         """
-        memory_file = parse_json(Path(file_path).read_bytes())
+        source = Path(file_path)
+        size = source.stat().st_size
+        if size > DEFAULT_LIMITS.max_text_bytes:
+            raise LimitError(f"{source}: {size} bytes exceed the limit of "
+                             f"{DEFAULT_LIMITS.max_text_bytes}")
+        memory_file = parse_json(source.read_bytes())
+        accepted = None
+        if witness is not None and verify:
+            if not isinstance(memory_file, dict):
+                raise FileError("a memory file is a JSON object", requirement="FILE-1")
+            # Refuse a replayed older snapshot (ROLL-4, ROLL-5) before anything is written.
+            accepted = verify_fresh(memory_file, Witness.load(witness))
         memory = cls(path, **kwargs)
         load_file(memory.store, memory_file, verify=verify, indexes=memory.indexes)
+        if accepted is not None:
+            accepted.save(witness)  # type: ignore[arg-type]
         return memory
 
     def status(self) -> dict[str, Any]:

@@ -110,7 +110,10 @@ class FileRecordStore(RecordStore):
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot use {self.root} as a file store: {exc.strerror}") from exc
         # Why: keeps redaction apart from puts of this process; puts need no lock
         # among themselves because os.link never replaces a taken version name.
         self._gate = _Gate()
@@ -207,9 +210,15 @@ class FileRecordStore(RecordStore):
         return [directory / name for name in sorted(names) if _VERSION.fullmatch(name)]
 
     def _paths(self, record_id: str) -> list[Path]:
-        paths = self._version_files(self.root / id_hex(record_id))
+        directory = self.root / id_hex(record_id)
+        paths = self._version_files(directory)
         if not paths:
             raise NotFoundError(f"no record {record_id}", requirement="STORE-4")
+        last = int(paths[-1].name[:6])
+        if len(paths) != last:
+            # Why: a listing that races a writer's link can miss a name; version numbers
+            # on disk have no gaps (n + 1 is linked only once n exists), so name them all.
+            paths = [directory / version_name(n) for n in range(1, last + 1)]
         return paths
 
     @staticmethod
@@ -218,6 +227,8 @@ class FileRecordStore(RecordStore):
             record = MemoryRecord.model_validate(parse_json(path.read_bytes()))
         except MemspecError as exc:
             raise StoreError(f"corrupt version file {path}: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"unreadable version file {path}: {exc.strerror}") from exc
         if record.id != record_id:
             raise StoreError(f"version file {path} holds {record.id}, not {record_id}")
         return record

@@ -42,8 +42,23 @@ class Limits:
     max_string_chars: int = 1024 * 1024
     max_body_chars: int = 256 * 1024
     max_records_per_file: int = 1_000_000
+    max_containers: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_depth", "max_text_bytes", "max_string_chars", "max_body_chars",
+                     "max_records_per_file", "max_containers"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 1:
+                raise LimitError(f"Limits.{name} must be a positive integer, not {value!r}")
+        if self.max_depth > _MAX_SUPPORTED_DEPTH:
+            raise LimitError(f"Limits.max_depth above {_MAX_SUPPORTED_DEPTH} is not supported "
+                             f"(got {self.max_depth})")
 
 
+#: Deepest nesting the encoder and decoder (recursive, in C) handle within Python's budget.
+_MAX_SUPPORTED_DEPTH = 500
+#: The recursive fast check stops here and hands deeper values to the iterative walk.
+_FAST_DEPTH = 64
 DEFAULT_LIMITS = Limits()
 
 def _nfc_strings(value: Any) -> Any:
@@ -78,11 +93,11 @@ def _fast_check(value: Any, depth: int, limits: Limits) -> bool:
     """True when ``value`` is certainly valid; False sends the caller to the precise walk."""
     kind = type(value)
     if kind is dict:
-        if depth >= limits.max_depth:
+        if depth >= limits.max_depth or depth >= _FAST_DEPTH:
             return False
         items = value.items()
     elif kind is list or kind is tuple:
-        if depth >= limits.max_depth:
+        if depth >= limits.max_depth or depth >= _FAST_DEPTH:
             return False
         items = enumerate(value)
     else:
@@ -90,8 +105,8 @@ def _fast_check(value: Any, depth: int, limits: Limits) -> bool:
         depth -= 1
     max_chars = limits.max_string_chars
     for key, item in items:
-        if kind is dict and (type(key) is not str or not (key.isascii() or (
-                _encodable(key) and unicodedata.is_normalized("NFC", key)))):
+        if kind is dict and (type(key) is not str or len(key) > max_chars or not (
+                key.isascii() or (_encodable(key) and unicodedata.is_normalized("NFC", key)))):
             return False
         sub = type(item)
         if sub is str:
@@ -145,6 +160,11 @@ def _precise_check(value: Any, limits: Limits) -> None:
                         f"object key {key!r} is not a string", pointer=_pointer(path),
                         requirement="CJ-1",
                     )
+                if len(key) > max_chars:
+                    raise LimitError(
+                        f"object key of {len(key)} characters exceeds the limit of {max_chars}",
+                        pointer=_pointer(path),
+                    )
                 if not key.isascii() and not _encodable(key):
                     raise CanonicalJSONError(
                         "object key holds a lone surrogate, which has no UTF-8 encoding",
@@ -184,11 +204,14 @@ def _precise_check(value: Any, limits: Limits) -> None:
 def canonical_json(value: Any, limits: Limits = DEFAULT_LIMITS) -> bytes:
     """The canonical JSON bytes of ``value``."""
     check_json_value(value, limits)
-    text = _DUMPS(value)
-    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
-        # Normalize each string, never the JSON text: NFC over the text would let a
-        # combining mark compose with an escape ("\\n" + U+0303 -> "\\ñ").
-        text = _DUMPS(_nfc_strings(value))
+    try:
+        text = _DUMPS(value)
+        if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+            # Normalize each string, never the JSON text: NFC over the text would let a
+            # combining mark compose with an escape ("\\n" + U+0303 -> "\\ñ").
+            text = _DUMPS(_nfc_strings(value))
+    except RecursionError as exc:  # pragma: no cover - max_depth is capped below this
+        raise LimitError(f"nesting deeper than {limits.max_depth}") from exc
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -253,12 +276,19 @@ def parse_json(data: str | bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
             raise CanonicalJSONError(f"JSON text is not valid UTF-8: {exc.reason}") from exc
     elif isinstance(data, str):
         text = data
-        if len(text) > limits.max_text_bytes:
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if size > limits.max_text_bytes:
             raise LimitError(
-                f"JSON text of {len(text)} characters exceeds the limit of {limits.max_text_bytes}"
+                f"JSON text of {size} bytes exceeds the limit of {limits.max_text_bytes}"
             )
     else:
         raise CanonicalJSONError(f"expected JSON text, got {type(data).__name__}")
+    # An upper bound (brackets inside strings count too), memchr-fast, before any object
+    # is built: millions of tiny containers cost far more than their bytes.
+    containers = text.count("[") + text.count("{")
+    if containers > limits.max_containers:
+        raise LimitError(f"JSON text opens up to {containers} arrays and objects, over the "
+                         f"limit of {limits.max_containers}")
     try:
         value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:

@@ -31,6 +31,9 @@ __all__ = [
 _B58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_INDEX = {c: i for i, c in enumerate(_B58_ALPHABET)}
 ADDRESS_PREFIX = "amp:key:"
+#: Base58 digits of the largest 32-byte key: no address is longer (checked before decoding,
+#: which is quadratic in the length).
+_MAX_KEY_B58 = 44
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*\Z")
 
 
@@ -87,6 +90,9 @@ def public_key_from_address(address: object) -> bytes:
         raise EncodingError(
             f"an address must be a string, not {type(address).__name__}", requirement="ENC-1"
         )
+    if len(address) > len(ADDRESS_PREFIX) + _MAX_KEY_B58:
+        raise EncodingError(f"address of {len(address)} characters is longer than any "
+                            "amp:key: address", requirement="ENC-1")
     if not address.startswith(ADDRESS_PREFIX):
         raise EncodingError(f"address {address!r} does not start with 'amp:key:'",
                             requirement="ENC-1")

@@ -108,6 +108,9 @@ def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS) -> dict[
 
 def sign_file(memory_file: dict[str, Any], key: SigningKey) -> dict[str, Any]:
     """A copy of ``memory_file`` with ``agent`` set to the key's address and signed."""
+    if not isinstance(memory_file, dict):
+        raise FileError(f"a memory file is a JSON object, not {type(memory_file).__name__}",
+                        requirement="FILE-1")
     payload = file_payload(memory_file)
     payload["agent"] = key.address
     return {**payload, "signature": key.sign(CONTEXT_MEMORY_FILE, payload)}

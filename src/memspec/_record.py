@@ -322,6 +322,9 @@ def sign_record(record: dict[str, Any], key: SigningKey) -> dict[str, Any]:
 
 def verify_record(record: dict[str, Any]) -> bool:
     """Verify a record's signature; False when it is unsigned, SignatureError when invalid."""
+    if not isinstance(record, dict):
+        raise RecordError(f"a record is a JSON object, not {type(record).__name__}",
+                          requirement="REC-1")
     signer, signature = record.get("signed_by"), record.get("signature")
     if signer is None and signature in ("", None):
         return False

@@ -44,7 +44,7 @@ CONTEXTS = frozenset({CONTEXT_RECORD, CONTEXT_MEMORY_FILE, CONTEXT_REPORT})
 
 def signing_input(context: str, payload: Any) -> bytes:
     """The exact bytes a signature under ``context`` covers."""
-    if context not in CONTEXTS:
+    if not isinstance(context, str) or context not in CONTEXTS:
         raise SignatureError(f"unknown signing context {context!r}", requirement="SIG-2")
     tag = f"{DOMAIN}/{context}".encode()
     return len(tag).to_bytes(2, "big") + tag + canonical_json(payload)

@@ -30,6 +30,7 @@ from contextlib import redirect_stdout
 from functools import cache
 from typing import IO, Any
 
+from memspec._canonical import DEFAULT_LIMITS
 from memspec._errors import ERROR_CLASSES, EngineError, MemspecError
 from memspec.engine import PROTOCOL_VERSION, SPEC_VERSION, Engine
 
@@ -237,6 +238,8 @@ def _handle(engine: Engine, line: bytes) -> tuple[dict[str, Any], bool]:
         message = decode_message(line)
     except (UnicodeDecodeError, ValueError) as exc:
         return error_response(None, PROTOCOL, f"request line is not JSON: {exc}"), False
+    except RecursionError:
+        return error_response(None, "limit", "request line nests too deeply"), False
     if not isinstance(message, dict):
         return error_response(None, PROTOCOL, "a request is a JSON object"), False
     rid = message.get("id")
@@ -290,11 +293,18 @@ def serve(engine: Engine, stdin: IO[bytes] | None = None, stdout: IO[bytes] | No
     try:
         if guard is not None:
             guard.__enter__()
-        for raw in inp:
-            line = raw.rstrip(b"\r\n")
-            if not line.strip():
-                continue
-            response, stop = _handle(engine, line)
+        limit = DEFAULT_LIMITS.max_text_bytes
+        while raw := inp.readline(limit + 1):
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                while (rest := inp.readline(limit + 1)) and not rest.endswith(b"\n"):
+                    pass  # skip the rest of the oversized line without keeping it
+                response, stop = error_response(
+                    None, "limit", f"request line exceeds {limit} bytes"), False
+            else:
+                line = raw.rstrip(b"\r\n")
+                if not line.strip():
+                    continue
+                response, stop = _handle(engine, line)
             try:
                 data = encode_message(response)
             except (TypeError, ValueError) as exc:

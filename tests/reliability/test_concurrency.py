@@ -139,13 +139,6 @@ def test_concurrent_writers_same_id(kind: str, tmp_path: Path,
 
 
 @pytest.mark.requirement("STORE-2")
-@pytest.mark.xfail(strict=True,
-                   reason="BUG FileRecordStore.history/_paths: a directory listing that races a "
-                          "concurrent os.link can return version n+1 without version n (seen on "
-                          "ext4: readdir over a hashed directory misses entries added during "
-                          "the scan), so history() can answer a history with a gap. Fix: the "
-                          "numbers on disk are gap-free (n+1 is only linked after n exists), so "
-                          "read 000001..max by name, or re-list when the numbers are not 1..n")
 def test_file_store_history_never_misses_a_version(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     store = FileRecordStore(tmp_path / "records")

@@ -86,12 +86,6 @@ def test_a_killed_writer_between_temp_and_link_leaves_no_version() -> None:
         assert store.ids() == (record.id,)
 
 
-@pytest.mark.xfail(strict=True, raises=OSError,
-                   reason="BUG FileRecordStore: OSError escapes bare when the medium is damaged "
-                          "(a version name that is a directory or unreadable: _read catches only "
-                          "MemspecError; a root that is a file: mkdir raises FileExistsError) "
-                          "(fix: catch OSError in _read and __init__, raise StoreError naming "
-                          "the path)")
 @pytest.mark.parametrize("damage", ["version-is-a-directory", "root-is-a-file"])
 def test_a_damaged_file_store_is_a_store_error(tmp_path: Path, damage: str) -> None:
     if damage == "root-is-a-file":

@@ -10,7 +10,7 @@ traceback from the CLI, a crashed protocol loop) fails the property.
 The default run is short and derandomized (the same examples every time);
 ``MEMSPEC_LONG_FUZZ=1`` runs thousands of random examples per property.
 Deterministic reproducers of the bugs these properties found live next to them,
-marked ``xfail(strict=True)`` until the fix lands.
+so each stays fixed.
 """
 
 from __future__ import annotations
@@ -341,9 +341,6 @@ def test_addresses(address: Any) -> None:
         assert len(key) == 32 and address_from_public_key(key) == address
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="BUG signing_input: an unhashable context raises TypeError (fix: "
-                          "check isinstance(context, str) before the set lookup)")
 def test_signing_input_with_unhashable_context_is_a_typed_error() -> None:
     for context in (["record"], {"record": 1}):
         with pytest.raises(SignatureError):
@@ -353,9 +350,6 @@ def test_signing_input_with_unhashable_context_is_a_typed_error() -> None:
                               KEY.sign("record", {}))
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="BUG sign_file/verify_record: a non-object argument raises "
-                          "AttributeError (fix: type check raising FileError / RecordError)")
 def test_sign_file_and_verify_record_reject_non_objects() -> None:
     with pytest.raises(RecordError):
         verify_record([])  # type: ignore[arg-type]
@@ -462,11 +456,6 @@ def _patched(owner: Any, name: str, value: Any) -> Any:
     pytest.param(["canonicalize", "file.json", "-o", ""], id="output-empty"),
     pytest.param(["keygen", "-o", "adir", "--force"], id="output-is-a-directory"),
 ])
-@pytest.mark.xfail(strict=True, raises=(OSError, ValueError),
-                   reason="BUG memspec.cli: OSError (ENAMETOOLONG, ENOENT or EISDIR on -o, EIO) "
-                          "and ValueError (-o '' or '.': Path.with_name) escape main() as a "
-                          "traceback (fix: catch OSError/ValueError around reading inputs and "
-                          "_io.write_output, exit 1 with a one-line message)")
 def test_cli_os_errors_are_one_line_messages(cli_dir: Path, argv: list[str]) -> None:
     (cli_dir / "adir").mkdir()
     err = io.StringIO()
@@ -533,10 +522,6 @@ def _answered(lines: list[bytes]) -> int:
     return count
 
 
-@pytest.mark.xfail(strict=True, raises=RecursionError,
-                   reason="BUG memspec.protocol._handle: a deeply nested request line raises "
-                          "RecursionError out of serve() and ends the engine (fix: catch "
-                          "RecursionError with the decode errors, answer a protocol error)")
 def test_protocol_survives_a_deeply_nested_line() -> None:
     out = io.BytesIO()
     inp = io.BytesIO(b"[" * 100_000 + b"\n" + b'{"id":1,"op":"bye","args":{}}\n')

@@ -86,10 +86,6 @@ def test_text_at_the_size_limit_is_parsed() -> None:
     assert parse_json(b"[1,2,3,4]", Limits(max_text_bytes=9)) == [1, 2, 3, 4]
 
 
-@pytest.mark.xfail(strict=True, raises=Reached,
-                   reason="BUG parse_json: a str is measured in characters, not UTF-8 bytes, so "
-                          "non-ASCII text up to 4x max_text_bytes is parsed (fix: measure "
-                          "len(text.encode('utf-8', 'surrogatepass')) when not text.isascii())")
 def test_text_size_of_a_str_is_counted_in_utf8_bytes(no_decoder: None) -> None:
     with pytest.raises(LimitError):
         parse_json('"' + "\U0001F600" * 5 + '"', Limits(max_text_bytes=12))
@@ -110,10 +106,6 @@ def test_cli_refuses_an_oversized_file_without_reading_it(
     assert "limit" in capsys.readouterr().out
 
 
-@pytest.mark.xfail(strict=True, raises=Reached,
-                   reason="BUG reference Memory.load: reads the whole file before parse_json "
-                          "checks its size (fix: stat the file and refuse over max_text_bytes "
-                          "before reading, as memspec.cli._io.read_text does)")
 def test_memory_load_refuses_an_oversized_file_without_reading_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     big = tmp_path / "big.json"
@@ -128,11 +120,6 @@ def test_memory_load_refuses_an_oversized_file_without_reading_it(
         Memory.load(big, verify=False)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="BUG memspec.protocol.serve: request lines have no length bound; a "
-                          "line over max_text_bytes is read whole and parsed (fix: read with "
-                          "readline(max_text_bytes + 1) and answer a limit error, skipping the "
-                          "rest of the line)")
 def test_protocol_refuses_an_oversized_request_line() -> None:
     line = (b'{"id":1,"op":"hello","args":{"protocol":"memspec-engine/1","pad":"'
             + b"x" * (DEFAULT_LIMITS.max_text_bytes + 1) + b'"}}')
@@ -178,13 +165,6 @@ def test_depth_limit_boundary_and_configuration() -> None:
 
 
 @pytest.mark.parametrize("step", ["check_json_value", "canonical_json"])
-@pytest.mark.xfail(strict=True, raises=RecursionError,
-                   reason="BUG memspec._canonical: with max_depth configured above Python's "
-                          "recursion budget, _fast_check (and the C encoder/decoder) raise "
-                          "RecursionError on deep values (fix: cap the recursive fast path at a "
-                          "small depth and fall back to the iterative walk; map RecursionError "
-                          "from json to LimitError, or refuse max_depth above a supported "
-                          "maximum in Limits.__post_init__)")
 def test_a_high_configured_depth_never_raises_recursion_error(step: str) -> None:
     value = nested(5_000)
     try:  # refusing the configuration itself (LimitError) is a fix too
@@ -215,10 +195,6 @@ def test_string_limit_boundary_and_configuration() -> None:
         check_json_value({"a": ["k" * 11]}, limits)
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="BUG memspec._canonical: object keys are not bounded by "
-                          "max_string_chars (only string values are) (fix: check len(key) in "
-                          "_fast_check and _precise_check)")
 def test_object_keys_are_bounded_by_the_string_limit() -> None:
     limits = Limits(max_string_chars=10)
     with pytest.raises(LimitError):
@@ -268,11 +244,6 @@ def test_record_count_at_the_limit_is_accepted() -> None:
 # -- bounds outside Limits ---------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=Reached,
-                   reason="BUG memspec._encoding.public_key_from_address: base58 decoding is "
-                          "quadratic and runs on any length (a 1 MiB address, within "
-                          "max_string_chars, costs minutes); a 32-byte key is at most 44 base58 "
-                          "characters (fix: refuse len(address) > 8 + 44 before decoding)")
 def test_an_overlong_address_is_refused_before_base58_decoding(
         monkeypatch: pytest.MonkeyPatch) -> None:
     real = encoding_module.b58decode
@@ -300,22 +271,11 @@ def test_base58_addresses_at_the_longest_valid_length_decode() -> None:
     assert public_key_from_address(address_from_public_key(bytes(32))) == bytes(32)
 
 
-@pytest.mark.xfail(strict=True, raises=Reached,
-                   reason="BUG/limit gap: a text within max_text_bytes made of tiny containers "
-                          "(e.g. 9 MB of '[],') expands to millions of Python objects and parses "
-                          "in superlinear time (cyclic GC); 64 MiB of it costs minutes and GBs. "
-                          "Proposed: a max_containers limit checked by a bracket-count pre-scan "
-                          "before decoding (an upper bound, bytes.count is memchr-fast), and the "
-                          "decode run with the cyclic GC paused")
 def test_a_container_flood_is_refused_before_parsing(no_decoder: None) -> None:
     with pytest.raises(LimitError):
         parse_json(b"[" + b"[]," * 3_000_000 + b"[]]")
 
 
-@pytest.mark.xfail(strict=True, raises=(TypeError, Reached),
-                   reason="BUG memspec.Limits: values are not checked, so a negative or "
-                          "non-integer bound fails later with TypeError or refuses everything "
-                          "(fix: Limits.__post_init__ raising LimitError)")
 @pytest.mark.parametrize("field", ["max_depth", "max_text_bytes", "max_string_chars",
                                    "max_body_chars", "max_records_per_file"])
 def test_limits_are_validated_when_configured(field: str) -> None:

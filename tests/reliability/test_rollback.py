@@ -2,9 +2,8 @@
 
 An attacker who replays an entire older file that the agent really signed passes
 every signature check; memspec._rollback lets a holder refuse it. These tests
-pin the proposed ROLL requirements (docs/_drafts/snapshot-rollback.md) on the core
-functions, on an end-to-end export -> load -> replay through the reference store,
-and, marked xfail until the lead wires it in, on the reference porcelain.
+pin the ROLL requirements (SPEC section 10.1) on the core functions, on an end-to-end
+export -> load -> replay through the reference store, and on the reference porcelain.
 """
 
 from __future__ import annotations
@@ -228,11 +227,6 @@ def test_a_holder_refuses_a_replayed_snapshot_and_writes_nothing(tmp_path: Path)
 
 
 @pytest.mark.requirement("ROLL-2", "ROLL-4")
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="PROPOSED reference integration: Memory.export(path, sequence=None) "
-                          "stamps the next sequence and records it in the memory's witness; "
-                          "Memory.load(file, path=..., verify=True, witness=PATH) refuses a "
-                          "rollback before writing (see the report for the patch)")
 def test_memory_porcelain_stamps_and_checks_sequences(tmp_path: Path) -> None:
     clock = iter(T)
     with Memory(tmp_path / "agent", identity=AGENT, clock=lambda: next(clock)) as memory:

@@ -63,6 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"memspec {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"memspec {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
     except MemspecError as exc:
         if getattr(args, "json", False):
             print(json.dumps({"ok": False, "error": exc.to_wire()}, indent=2))

@@ -81,6 +81,8 @@ def write_output(path: str | None, data: bytes, *, private: bool = False) -> Non
         return
     assert path is not None
     target = Path(path)
+    if not target.name or target.is_dir():
+        raise UsageError(f"{path!r} is not a file name to write to")
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
     fd = os.open(tmp, flags, 0o600 if private else 0o644)
