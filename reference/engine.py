@@ -118,6 +118,15 @@ def _record(args: _Args, name: str = "record") -> MemoryRecord:
     return extensions.check_fields(MemoryRecord.model_validate(_arg(args, name, RecordError)))
 
 
+def _check_loaded(position: int, item: object) -> None:
+    # Why FileError: a file holding an invalid record is an invalid file (XEXT-4, SPEC.md 10).
+    try:
+        extensions.check_wire(item)
+    except RecordError as exc:
+        raise FileError(f"record {position}: {exc.message}", pointer=f"/records/{position}"
+                        f"{exc.pointer or ''}", requirement=exc.requirement) from exc
+
+
 def _dumps(records: Sequence[MemoryRecord]) -> list[dict[str, Any]]:
     return [record.model_dump() for record in records]
 
@@ -414,7 +423,8 @@ class ReferenceEngine(EngineBase):
     def op_ingest(self, args: _Args) -> _Args:
         proposals = _typed(args, "proposals", list, ProposalError)
         report = ingest(proposals, store=self._state.store, now=_now(args),
-                        scores=self._state.scores, indexes=(self._state.index,))
+                        scores=self._state.scores, indexes=(self._state.index,),
+                        extensions=True)
         return report.model_dump()
 
     def op_consolidate(self, args: _Args) -> _Args:
@@ -452,8 +462,8 @@ class ReferenceEngine(EngineBase):
         memory_file = args.get("file")
         if isinstance(memory_file, dict) and isinstance(memory_file.get("records"), list):
             validate_file(memory_file)
-            for item in memory_file["records"]:
-                extensions.check_wire(item)
+            for position, item in enumerate(memory_file["records"]):
+                _check_loaded(position, item)
         report = load_file(self._state.store, _arg(args, "file", FileError), verify=verify,
                            indexes=(self._state.index,))
         return report.model_dump()

@@ -357,7 +357,7 @@ class Memory:
         extracted = extract_all(self._extractor, [text], provenance, now=now)
         proposals = tuple(self._prepare(p, wanted) for p in extracted)
         report = ingest(proposals, store=self._store, now=now, scores=self._scores,
-                        indexes=self._indexes)
+                        indexes=self._indexes, extensions=True)
         for record_id in report.deduped:
             self._merge_tags(record_id, wanted, now)
         self._sign(report.accepted)

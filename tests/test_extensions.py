@@ -24,6 +24,10 @@ from memspec.engine import extension_profiles, operations, profiles
 from memspec.reference import Memory
 from memspec.reference.engine import create_engine
 from memspec.selftest.faults_ext import EXTENSION_FAULTS
+from memspec.selftest.faults_ext_ingest import EXTENSION_INGEST_FAULTS
+
+#: Every fault of the extension profiles (the XEXT-4 faults live in their own module).
+ALL_EXTENSION_FAULTS = (*EXTENSION_FAULTS, *EXTENSION_INGEST_FAULTS)
 
 KEY = memspec.SigningKey(bytes(range(32)))
 T0, T1, T2 = "2026-01-01T00:00:00.000Z", "2026-01-02T00:00:00.000Z", "2026-01-03T00:00:00.000Z"
@@ -130,17 +134,45 @@ def test_the_reference_claims_every_extension_profile() -> None:
 def test_reference_rejects_malformed_extension_fields_everywhere() -> None:
     engine = create_engine()
     bad = _record("the printer is upstairs", extra={"x_expires_at": "soon"})
-    for op, args in (("validate_record", {"record": bad}), ("put", {"record": bad}),
-                     ("apply_proposal", {"now": T1, "proposal": {
-                         "kind": "create", "record": bad, "target_id": None, "other_id": None,
-                         "reason": ""}}),
-                     ("load", {"verify": False, "file": {
-                         "format": memspec.FORMAT_VERSION, "agent": None, "created_at": T1,
-                         "records": [bad], "signature": ""}})):
-        with pytest.raises(memspec.RecordError):
+    create = {"kind": "create", "record": bad, "target_id": None, "other_id": None, "reason": ""}
+    for op, args, error in (
+            ("validate_record", {"record": bad}, memspec.RecordError),
+            ("put", {"record": bad}, memspec.RecordError),
+            ("index", {"record": bad}, memspec.RecordError),
+            ("apply_proposal", {"now": T1, "proposal": create}, memspec.RecordError),
+            ("load", {"verify": False, "file": {
+                "format": memspec.FORMAT_VERSION, "agent": None, "created_at": T1,
+                "records": [bad], "signature": ""}}, memspec.FileError)):
+        with pytest.raises(error) as info:
             engine.call(op, args)
+        assert info.value.requirement == "XEXP-1", (op, info.value)
+    report = engine.call("ingest", {"now": T1, "proposals": [create]})
+    assert [(r["index"], r["code"]) for r in report["rejected"]] == [(0, "record")]
     assert engine.call("iterate", {})["records"] == []
     engine.close()
+
+
+def test_reference_ingest_rejects_a_malformed_restatement_of_a_stored_record() -> None:
+    # XEXT-4: the field rules come before the dedup of WR-4.
+    engine = create_engine()
+    stored = _record("the printer is upstairs")
+    engine.call("put", {"record": stored})
+    restated = {**stored, "x_derivation": {"hops": 1, "from": []}}
+    report = engine.call("ingest", {"now": T1, "proposals": [
+        {"kind": "create", "record": restated, "target_id": None, "other_id": None,
+         "reason": ""}]})
+    assert report["deduped"] == [] and report["rejected"][0]["code"] == "record"
+    assert engine.call("history", {"id": stored["id"]})["records"] == [stored]
+    engine.close()
+
+
+@pytest.mark.parametrize("extra", [{"x_expires_at": "soon"}, {"x_observed_at": 7},
+                                   {"x_derivation": {"hops": -1}}, {"x_falsifiable": "never"}])
+def test_an_old_reader_carries_malformed_extension_fields(extra: dict[str, Any]) -> None:
+    # memspec's core claims no extension profile: to it these are unknown fields (XEXT-3).
+    record = _record("the printer is upstairs", extra=extra)
+    assert memspec.validate_record(copy.deepcopy(record)) == record
+    assert memspec.verify_record(memspec.sign_record(record, KEY)) is True
 
 
 def test_the_porcelain_hides_expired_records_and_decays_them() -> None:
@@ -236,28 +268,30 @@ def test_cli_audits_a_memory_file_and_a_file_store(tmp_path: Path) -> None:
 
 def test_every_extension_family_has_a_fault() -> None:
     reqs = catalogue()
-    families = {f.requirement.rsplit("-", 1)[0] for f in EXTENSION_FAULTS}
+    families = {f.requirement.rsplit("-", 1)[0] for f in ALL_EXTENSION_FAULTS}
     assert families >= {"XEXT", "XEXP", "XTT", "XPROV", "XHYP", "XFALS", "XAUD"}
     testable = {r.id for r in reqs.values() if r.id.startswith("X") and not r.untestable}
-    assert testable == {f.requirement for f in EXTENSION_FAULTS}
-    for fault in EXTENSION_FAULTS:
+    assert testable == {f.requirement for f in ALL_EXTENSION_FAULTS}
+    for fault in ALL_EXTENSION_FAULTS:
         assert reqs[fault.requirement].profile == fault.profile, fault.name
-    assert len({f.name for f in EXTENSION_FAULTS}) == len(EXTENSION_FAULTS)
+    assert len({f.name for f in ALL_EXTENSION_FAULTS}) == len(ALL_EXTENSION_FAULTS)
 
 
-SAMPLE = ("hypotheses-first", "as-of-writes", "audit-leaks-bodies")
+SAMPLE = ("hypotheses-first", "as-of-writes", "audit-leaks-bodies",
+          "ingest-skips-extension-rules", "load-extension-rule-as-record")
 
 
 @pytest.mark.parametrize("name", SAMPLE)
 def test_a_sample_of_extension_faults_is_caught(name: str, tmp_path: Path) -> None:
-    fault = next(f for f in EXTENSION_FAULTS if f.name == name)
+    fault = next(f for f in ALL_EXTENSION_FAULTS if f.name == name)
+    module = "faults_ext" if fault in EXTENSION_FAULTS else "faults_ext_ingest"
     suites = [f"memspec.conformance.suites.{m}" for m in (
         "test_ext_expiry", "test_ext_time_travel", "test_ext_provenance", "test_ext_hypothesis",
         "test_ext_falsifiability", "test_ext_audit")]
     report = tmp_path / "report.json"
     subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs", *suites,
-         f"--memspec-engine=memspec.selftest.faults_ext:faulty.{name.replace('-', '_')}",
+         f"--memspec-engine=memspec.selftest.{module}:faulty.{name.replace('-', '_')}",
          f"--memspec-report={report}"], cwd=tmp_path, capture_output=True, check=False,
         timeout=300)
     outcomes = {r["id"]: r["outcome"] for r in json.loads(report.read_text())["requirements"]}

@@ -3,16 +3,18 @@
 Each operation of the engine interface that the core implements as a plain
 function is mapped to that function by ``DISPATCH``; every vector of those
 operations runs through it. Store-backed and lifecycle vectors
-(``apply_proposal``, ``resolve``, ``lifecycle``) need an engine: the
-conformance kit runs them against the reference engine (and any engine under
-test), not this file.
+(``apply_proposal``, ``resolve``, ``lifecycle``, and the extension operations
+``observe``, ``falsify``, ``audit``, ``list``/``recall`` with ``as_of`` or
+``include_expired``, ``decay``, ``ingest``, ``put``, ``load``) need an engine:
+this file runs them against the reference engine in process, and the
+conformance kit runs them against any engine under test.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -71,8 +73,12 @@ DISPATCH: dict[str, Callable[[Args], Args]] = {
 }
 
 #: Operations whose vectors need a store or the lifecycle machine, or an engine's argument
-#: handling (create_record has no single core function): run by the kit.
-ENGINE_ONLY = frozenset({"lifecycle", "apply_proposal", "resolve", "create_record"})
+#: handling (create_record has no single core function): run against the reference engine.
+ENGINE_ONLY = frozenset({"lifecycle", "apply_proposal", "resolve", "create_record",
+                         "observe", "falsify", "audit", "list", "recall", "decay", "ingest",
+                         "put", "load"})
+#: Store-backed operations: their vectors, and only theirs, carry ``setup``.
+SETUP_OPS = ENGINE_ONLY - {"lifecycle", "create_record"}
 
 #: Vectors the current core fails, each a core bug reported to the lead. strict=True makes a
 #: fixed bug fail loudly here, so the entry is removed with the fix.
@@ -124,7 +130,7 @@ def test_vector_file_shape(name: str) -> None:
         for test in grp["tests"]:
             assert test["id"].startswith(f"{stem}/")
             assert test["requirements"] and all(_REQ.match(r) for r in test["requirements"])
-            assert ("setup" in test) == (grp["operation"] in {"apply_proposal", "resolve"})
+            assert ("setup" in test) == (grp["operation"] in SETUP_OPS)
             if test["result"] == "valid":
                 assert set(test) >= {"expected"} and "error" not in test
             else:
@@ -135,10 +141,17 @@ def test_vector_file_shape(name: str) -> None:
 def _engine_records(case: dict[str, Any]) -> list[Any]:
     args, expected = case["args"], case.get("expected", {})
     proposal = args.get("proposal") or {}
-    found = [*case.get("setup", []), *args.get("records", []), *expected.get("records", []),
+    returned = [e["record"] if "reasons" in e else e for e in expected.get("records", [])]
+    found = [*case.get("setup", []), *args.get("records", []), *returned,
              *expected.get("written", [])]
-    if case["result"] == "valid" and proposal.get("record") is not None:
-        found.append(proposal["record"])
+    if "record" in expected:
+        found.append(expected["record"])
+    if case["result"] == "valid":
+        if proposal.get("record") is not None:
+            found.append(proposal["record"])
+        found.extend(p["record"] for p in args.get("proposals", [])
+                     if p["record"]["id"] in expected.get("accepted", []))
+        found.extend((args.get("file") or {}).get("records", []))
     return found
 
 
@@ -192,3 +205,69 @@ def test_no_vector_holds_a_reserved_code_point(name: str) -> None:
 
 def _noncharacter(code: int) -> bool:
     return 0xFDD0 <= code <= 0xFDEF or code & 0xFFFE == 0xFFFE
+
+
+# -- the engine vectors, against the reference engine -------------------------------------------
+
+ENGINE_CASES = [p for p in ALL_CASES if p.values[0]["operation"] in ENGINE_ONLY]
+#: Each test id's group ``project``: per result key, the members each entry is compared on.
+PROJECTIONS = {test["id"]: grp.get("project", {}) for name in vector_files()
+               for grp in load_vectors(name)["groups"] for test in grp["tests"]}
+
+
+def _project(value: Any, members: list[str] | None) -> Any:
+    if members is None:
+        return value
+    return [{k: v for k, v in entry.items() if k in members} for entry in value]
+
+
+def _store(engine: Any) -> list[list[dict[str, Any]]]:
+    return [engine.call("history", {"id": r["id"]})["records"]
+            for r in engine.call("iterate", {})["records"]]
+
+
+@pytest.fixture(scope="module")
+def reference() -> Iterator[Any]:
+    from memspec.reference.engine import create_engine
+
+    engine = create_engine()
+    yield engine
+    engine.close()
+
+
+@pytest.mark.parametrize("case", ENGINE_CASES)
+def test_reference_engine_passes_vector(reference: Any, case: dict[str, Any]) -> None:
+    reference.call("reset", {})
+    for record in case.get("setup", []):
+        reference.call("put", {"record": copy.deepcopy(record)})
+    before = _store(reference)
+    args = copy.deepcopy(case["args"])
+    if case["result"] == "valid":
+        result = reference.call(case["operation"], args)
+        projection = PROJECTIONS[case["id"]]
+        for key, value in case["expected"].items():
+            assert _project(result[key], projection.get(key)) == value, key
+        return
+    with pytest.raises(memspec.MemspecError) as info:
+        reference.call(case["operation"], args)
+    assert info.value.code == case["error"], str(info.value)
+    assert _store(reference) == before, "a rejected operation changed the store"
+
+
+_README_ROW = re.compile(r"\| `([a-z-]+\.json)` \| (\d+) \| (\d+) \| (\d+) \|")
+
+
+def test_readme_table_counts_match_the_files() -> None:
+    # vectors/README.md is prose over the data: its table of counts is checked, not trusted.
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "vectors" / "README.md").read_text(encoding="utf-8")
+    rows = {m[1]: (int(m[2]), int(m[3]), int(m[4])) for m in _README_ROW.finditer(text)}
+    counts = {}
+    for name in vector_files():
+        tests = [t for g in load_vectors(name)["groups"] for t in g["tests"]]
+        valid = sum(t["result"] == "valid" for t in tests)
+        counts[name] = (len(tests), valid, len(tests) - valid)
+    assert rows == counts
+    total = re.search(r"\| \*\*total\*\* \| \*\*(\d+)\*\* \|", text)
+    assert total is not None and int(total[1]) == sum(c[0] for c in counts.values())

@@ -21,12 +21,20 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _vectorlib import canonical, encodings, extensions, lifecycle, records, signing
+from _vectorlib import (
+    canonical,
+    encodings,
+    extension_ops,
+    extensions,
+    lifecycle,
+    records,
+    signing,
+)
 from _vectorlib.fixtures import ROOT, self_check
 
 #: Order in which files are generated (and listed by --check).
 BUILDERS = (canonical.build, encodings.build_all, records.build_all, signing.build_all,
-            lifecycle.build_all, extensions.build_all)
+            lifecycle.build_all, extensions.build_all, extension_ops.build_all)
 
 
 def build() -> dict[str, bytes]:

@@ -151,3 +151,55 @@ def test_protections_still_apply_to_expired_records(exp: Expiry, engine: Any,
     assert protected.get(a["id"]) == "transitional", (
         f"XEXP-4: an expired transitional record must be reported protected (DEC-5), "
         f"got {report['protected']}")
+
+
+# -- every entry point applies the field rules (XEXT-4) ----------------------------------------
+
+
+def ingest_rejects(engine: Any, clock: Any, body: str, bad: dict[str, Any], rule: str) -> None:
+    """``ingest`` lists a record breaking ``rule`` (its fields ``bad``) as rejected, class
+    ``record``, also when its id is stored, writes nothing for it and admits the others."""
+    stored = build.record("fact", f"{body}, as stored", created_at=clock.now())
+    engine.call("put", record=stored)
+    fresh = build.record("fact", f"{body}, as proposed", created_at=clock.now(), extra=bad)
+    good = build.record("fact", f"{body}, well formed", created_at=clock.now())
+    before = engine.snapshot()
+    proposals = [build.proposal("create", r) for r in (fresh, good, {**stored, **bad})]
+    result = engine.call("ingest", proposals=proposals, now=clock.advance(seconds=1))
+    got = [(r.get("index"), r.get("code")) for r in result["rejected"]]
+    assert got == [(0, "record"), (2, "record")], (
+        f"XEXT-4: ingest must reject proposals 0 and 2 (malformed {sorted(bad)}, {rule}) with "
+        f"class record, the stored id included, but rejected {got}")
+    assert result["accepted"] == [good["id"]] and result["deduped"] == [], (
+        f"XEXT-4: ingest accepted {result['accepted']} and deduplicated {result['deduped']}; "
+        "only the well-formed record should be accepted")
+    after = engine.snapshot()
+    if before is not None and after is not None:
+        kept = {"records": [r for r in after["records"] if r["id"] != good["id"]],
+                "versions": {k: v for k, v in after["versions"].items() if k != good["id"]}}
+        assert kept == before, "XEXT-4: a rejected ingest proposal changed the store"
+
+
+def load_rejects(engine: Any, clock: Any, body: str, bad: dict[str, Any], rule: str) -> None:
+    """``load`` rejects a file holding a record breaking ``rule`` with class ``file``."""
+    good = build.record("fact", f"{body}, well formed", created_at=clock.now())
+    broken = build.record("fact", f"{body}, as loaded", created_at=clock.now(), extra=bad)
+    memory_file = build.memory_file([good, broken], created_at=clock.advance(seconds=1))
+    before = engine.snapshot()
+    engine.reject("load", "file", file=memory_file, verify=False)
+    assert engine.snapshot() == before, (
+        f"XEXT-4: a rejected load of a file breaking {rule} wrote records")
+
+
+@pytest.mark.requirement("XEXT-4", "XEXP-1")
+@pytest.mark.profile("write")
+def test_ingest_applies_the_expiry_rule(engine: Any, clock: Any) -> None:
+    ingest_rejects(engine, clock, "the badge reader is at the side door",
+                   {"x_expires_at": "2026-03-01T00:00:00Z"}, "XEXP-1")
+
+
+@pytest.mark.requirement("XEXT-4", "XEXP-1")
+@pytest.mark.profile("files")
+def test_load_applies_the_expiry_rule(engine: Any, clock: Any) -> None:
+    load_rejects(engine, clock, "the badge reader is at the side door",
+                 {"x_expires_at": "next week"}, "XEXP-1")

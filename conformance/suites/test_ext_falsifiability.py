@@ -9,6 +9,7 @@ import pytest
 
 from memspec.conformance import _builders as build
 from memspec.conformance._machines import snapshot
+from memspec.conformance.suites.test_ext_expiry import ingest_rejects, load_rejects
 
 SOURCED = {"kind": "observation", "ref": "fals-1", "agent": None}
 
@@ -83,3 +84,17 @@ def test_falsify_rejections_write_nothing(engine: Any, clock: Any) -> None:
     engine.reject("falsify", "lifecycle", id=live["id"], reason="moved",
                   now="2025-01-01T00:00:00.000Z")
     assert snapshot(engine) == before, "XFALS-3: a rejected falsify wrote something"
+
+
+@pytest.mark.requirement("XEXT-4", "XFALS-1")
+@pytest.mark.profile("write")
+def test_ingest_applies_the_falsifiability_rule(engine: Any, clock: Any) -> None:
+    ingest_rejects(engine, clock, "the staging cluster has three nodes",
+                   {"x_falsifiable": BAD["unknown-tag"]}, "XFALS-1")
+
+
+@pytest.mark.requirement("XEXT-4", "XFALS-1")
+@pytest.mark.profile("files")
+def test_load_applies_the_falsifiability_rule(engine: Any, clock: Any) -> None:
+    load_rejects(engine, clock, "the staging cluster has three nodes",
+                 {"x_falsifiable": BAD["blank-condition"]}, "XFALS-1")

@@ -9,6 +9,7 @@ import pytest
 
 from memspec.conformance import _builders as build
 from memspec.conformance._machines import snapshot
+from memspec.conformance.suites.test_ext_expiry import ingest_rejects, load_rejects
 
 SOURCED = {"kind": "observation", "ref": "prov-1", "agent": None}
 
@@ -135,3 +136,17 @@ def test_observe_rejections_write_nothing(engine: Any, clock: Any) -> None:
     engine.reject("observe", "lifecycle", id=gone["id"], now=clock.advance(seconds=1))
     engine.reject("observe", "lifecycle", id=live["id"], now="2025-01-01T00:00:00.000Z")
     assert snapshot(engine) == before, "XPROV-4: a rejected observe wrote something"
+
+
+@pytest.mark.requirement("XEXT-4", "XPROV-1")
+@pytest.mark.profile("write")
+@pytest.mark.parametrize("case", ["derivation-hops-without-sources", "observed-before-birth"])
+def test_ingest_applies_the_provenance_rules(engine: Any, clock: Any, case: str) -> None:
+    ingest_rejects(engine, clock, "the printer is on floor two", BAD[case], "XPROV-1")
+
+
+@pytest.mark.requirement("XEXT-4", "XPROV-1")
+@pytest.mark.profile("files")
+def test_load_applies_the_provenance_rules(engine: Any, clock: Any) -> None:
+    load_rejects(engine, clock, "the printer is on floor two",
+                 BAD["derivation-negative-hops"], "XPROV-1")

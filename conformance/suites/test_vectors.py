@@ -3,7 +3,9 @@
 A case runs as: reset; put each ``setup`` record; call the group's operation
 with ``args``; a valid case must answer every ``expected`` key with an equal
 JSON value; an invalid case must be rejected with the case's error class, and
-for operations that touch the store nothing may be written.
+for operations that touch the store nothing may be written. A group's
+``project`` names, per result key, the members each entry of that result list
+is compared on (recall scores and ingest messages are the engine's own).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from memspec.conformance._session import EngineSession, summarize
 #: Operations whose rejection must leave the store unchanged.
 STORE_BACKED = frozenset({
     "put", "apply_proposal", "resolve", "ingest", "consolidate", "decay", "redact", "load",
-    "touch", "index",
+    "touch", "index", "observe", "falsify",
 })
 
 
@@ -33,6 +35,14 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
+
+
+def project(value: Any, members: list[str] | None) -> Any:
+    """``value`` with each object of the list reduced to ``members`` (unchanged if None)."""
+    if members is None or not isinstance(value, list):
+        return value
+    return [{k: v for k, v in item.items() if k in members} if isinstance(item, dict) else item
+            for item in value]
 
 
 def _cases() -> list[Any]:
@@ -72,12 +82,14 @@ def test_vector(
         engine.call("put", record=rec)
     if case["result"] == "valid":
         result = engine.request(op, case["args"])
+        projection = group.get("project", {})
         for key, expected in case.get("expected", {}).items():
             assert key in result, (
                 f"{_context(case)}: {op} result lacks {key!r} (has {sorted(result)})"
             )
-            assert json_equal(result[key], expected), (
-                f"{_context(case)}: {op} answered {key} = {summarize(result[key], 300)}, "
+            answered = project(result[key], projection.get(key))
+            assert json_equal(answered, expected), (
+                f"{_context(case)}: {op} answered {key} = {summarize(answered, 300)}, "
                 f"expected {summarize(expected, 300)}"
             )
         return

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memspec import MemspecError, ProposalError, canonical_json, check_timestamp
+from memspec.reference.extensions import check_fields
 from memspec.reference.pipeline.decay import SalienceScores
 from memspec.reference.pipeline.extractor import VerbatimExtractor, extract_all
 from memspec.reference.ports import Operator, RecordStore, SearchIndex
@@ -119,6 +120,7 @@ def ingest(
     provenance: Provenance | None = None,
     scores: SalienceScores | None = None,
     indexes: Iterable[SearchIndex] = (),
+    extensions: bool = False,
 ) -> IngestReport:
     """Run the write stage over proposals, or over text / a structured event (rendered by
     :func:`render_event`) that ``extractor`` (default :class:`VerbatimExtractor`, source
@@ -128,7 +130,9 @@ def ingest(
     lifecycle gate) or, when its record id is already stored, deduplicated: a
     touch in ``scores`` and no write (WR-4); otherwise it is written and indexed
     in ``indexes``. A rejection writes nothing (WR-5); the report names every
-    proposal's fate.
+    proposal's fate. ``extensions`` applies the field rules of the extension
+    profiles (spec/EXTENSIONS.md, XEXT-4) before the dedup, so a malformed
+    extension field is rejected with class ``record`` even for a stored id.
     """
     check_timestamp(now, field="now")
     targets = tuple(indexes)
@@ -140,6 +144,8 @@ def ingest(
         try:
             proposal = Proposal.model_validate(item)
             record = check_admissible(proposal)
+            if extensions:
+                check_fields(record)
             if record.id in store:
                 if scores is not None:
                     scores.touch(record.id, now)
