@@ -135,11 +135,16 @@ def trigram_similarity(a: str, b: str) -> float:
 
     Two texts with no tokens at all have similarity 0.0 (nothing to compare).
     """
-    ta, tb = trigrams(a), trigrams(b)
-    union = ta | tb
+    return jaccard(trigrams(a), trigrams(b))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """``|a & b| / |a | b|`` as a float; 0.0 when both sets are empty."""
+    shared = len(a & b)
+    union = len(a) + len(b) - shared
     if not union:
         return 0.0
-    return len(ta & tb) / len(union)
+    return shared / union
 
 
 def is_negated(text: str) -> bool:

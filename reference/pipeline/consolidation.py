@@ -29,6 +29,13 @@ from memspec import (
     confidence_to_wire,
 )
 from memspec.reference.lifecycle import LIVE_STATES, refresh_rule_flag
+from memspec.reference.pipeline.candidates import candidate_pairs
+from memspec.reference.pipeline.consolidation_report import (
+    Action,
+    ConsolidationReport,
+    Deferral,
+    Rejection,
+)
 from memspec.reference.pipeline.operators import (
     CONSOLIDATION_KIND,
     ContradictionOperator,
@@ -43,7 +50,6 @@ from memspec.reference.pipeline.operators import (
 from memspec.reference.ports import RecordStore
 from memspec.reference.proposals import Proposal, ProposalKind, apply_proposals, resolve
 from memspec.reference.records import MemoryRecord, Provenance, RecordState, RecordType
-from memspec.reference.text import content_words
 
 __all__ = [
     "PASSES",
@@ -131,74 +137,6 @@ def default_operators(
     )
 
 
-@dataclass(frozen=True)
-class Action:
-    """One applied mutation: the records involved, their states before and after, and why.
-
-    ``after[i]`` is the state of ``record_ids[i]`` after the action and
-    ``before[i]`` its state before. Records the action created come last in
-    ``record_ids`` and have no ``before`` entry (they had no state), so
-    ``before`` is shorter than ``record_ids`` exactly by the records created.
-    """
-
-    pass_name: str
-    action: str
-    record_ids: tuple[str, ...]
-    before: tuple[str, ...]
-    after: tuple[str, ...]
-    reason: str
-
-    def model_dump(self) -> dict[str, Any]:
-        return {"pass": self.pass_name, "action": self.action,
-                "record_ids": list(self.record_ids), "before": list(self.before),
-                "after": list(self.after), "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """A proposal or verdict the gate refused, with its error class (``error``)."""
-
-    pass_name: str
-    detail: str
-    error: str
-
-    def model_dump(self) -> dict[str, Any]:
-        return {"pass": self.pass_name, "detail": self.detail, "code": self.error}
-
-
-@dataclass(frozen=True)
-class Deferral:
-    """A detected pair that could not be acted on in this pass (CONS-8)."""
-
-    pass_name: str
-    record_ids: tuple[str, ...]
-    reason: str
-
-    def model_dump(self) -> dict[str, Any]:
-        return {"pass": self.pass_name, "record_ids": list(self.record_ids),
-                "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class ConsolidationReport:
-    """What one pass did. ``touched`` (ids written, sorted) is for re-indexing, not the wire."""
-
-    actions: tuple[Action, ...] = ()
-    rejections: tuple[Rejection, ...] = ()
-    deferred: tuple[Deferral, ...] = ()
-    touched: tuple[str, ...] = ()
-
-    def by_pass(self, name: str) -> tuple[Action, ...]:
-        """The actions of one sub-pass."""
-        return tuple(a for a in self.actions if a.pass_name == name)
-
-    def model_dump(self) -> dict[str, Any]:
-        """The wire form: ``{actions, rejections, deferred}``."""
-        return {"actions": [a.model_dump() for a in self.actions],
-                "rejections": [r.model_dump() for r in self.rejections],
-                "deferred": [d.model_dump() for d in self.deferred]}
-
-
 @dataclass
 class _Run:
     """Mutable bookkeeping of one pass (internal; the report is built from it at the end)."""
@@ -255,26 +193,6 @@ def _given(*proposals: Proposal) -> Callable[[], tuple[Proposal, ...]]:
     return lambda: proposals
 
 
-def _block_keys(record: MemoryRecord) -> set[str]:
-    keys = {f"w:{word}" for word in content_words(record.body)}
-    keys.update(f"s:{key}" for key in record.slots)
-    return keys
-
-
-def candidate_pairs(records: Sequence[MemoryRecord]) -> list[tuple[MemoryRecord, MemoryRecord]]:
-    """Pairs sharing a stemmed content word or a slot key, in id order (blocking)."""
-    by_id = {r.id: r for r in records}
-    blocks: dict[str, list[str]] = defaultdict(list)
-    for record in sorted(by_id.values(), key=lambda r: r.id):
-        for key in _block_keys(record):
-            blocks[key].append(record.id)
-    pairs: set[tuple[str, str]] = set()
-    for ids in blocks.values():
-        for i, first in enumerate(ids):
-            pairs.update((first, second) for second in ids[i + 1:])
-    return [(by_id[a], by_id[b]) for a, b in sorted(pairs)]
-
-
 def _active(store: RecordStore) -> list[MemoryRecord]:
     return list(store.list(state=RecordState.ACTIVE))
 
@@ -320,7 +238,7 @@ def _merge_authority(proposal: Proposal, a: MemoryRecord, b: MemoryRecord) -> st
 
 def _near_dup(run: _Run, operator: NearDupOperator) -> None:
     merged: set[str] = set()
-    for a, b in candidate_pairs(_active(run.store)):
+    for a, b in operator.candidates(_active(run.store)):
         if a.id in merged or b.id in merged:
             continue
         proposal = operator.propose_merge(a, b, now=run.now)
@@ -367,7 +285,7 @@ def _contradiction(run: _Run, operator: ContradictionOperator) -> None:
               if r.type in _CLAIM_TYPES
               and r.state in (RecordState.ACTIVE, RecordState.TRANSITIONAL)]
     entangled = {r.id for r in claims if r.state == RecordState.TRANSITIONAL}
-    for a, b in candidate_pairs(claims):
+    for a, b in operator.candidates(claims):
         if _partner(a) == b.id:
             continue
         proposal = operator.propose_transition(a, b, now=run.now)

@@ -19,14 +19,24 @@ Three ports, one per detection sub-pass:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from memspec import canonical_json, confidence_from_wire
+from memspec.reference.pipeline.candidates import (
+    Pair,
+    TextFeatures,
+    candidate_pairs,
+    shares_block,
+    similar_pairs,
+    sorted_pairs,
+)
 from memspec.reference.proposals import Proposal, ProposalKind
 from memspec.reference.records import MemoryRecord, Provenance, RecordType
-from memspec.reference.text import content_words, polarity, trigram_similarity
+from memspec.reference.text import jaccard
 
 __all__ = [
     "CONSOLIDATION_KIND",
@@ -67,6 +77,16 @@ class NearDupOperator(ABC):
     def propose_merge(self, a: MemoryRecord, b: MemoryRecord, *, now: str) -> Proposal | None:
         """A ``supersede`` whose record has evidence to both ``a`` and ``b``, or None."""
 
+    def candidates(self, records: Sequence[MemoryRecord]) -> list[Pair]:
+        """The pairs to ask :meth:`propose_merge` about, sorted by (a.id, b.id).
+
+        Contract: pairs of the blocked set (:func:`candidate_pairs`) only, and
+        every one of them the operator would not abstain on. The default is the
+        blocked set itself; an operator that can tell cheaply where it abstains
+        narrows it (the report stays the same).
+        """
+        return candidate_pairs(records)
+
 
 class ContradictionOperator(ABC):
     """Port: propose opening a transition between two contradicting records, or abstain."""
@@ -76,6 +96,11 @@ class ContradictionOperator(ABC):
         self, a: MemoryRecord, b: MemoryRecord, *, now: str
     ) -> Proposal | None:
         """A ``transition`` naming ``a`` and ``b``, or None."""
+
+    def candidates(self, records: Sequence[MemoryRecord]) -> list[Pair]:
+        """The pairs to ask :meth:`propose_transition` about (same contract as
+        :meth:`NearDupOperator.candidates`)."""
+        return candidate_pairs(records)
 
 
 class ResolutionOperator(ABC):
@@ -121,13 +146,51 @@ class TrigramNearDupOperator(NearDupOperator):
     def __init__(self, *, threshold: Decimal | str | float = Decimal("0.6")) -> None:
         self.threshold = Decimal(str(threshold))
 
-    def propose_merge(self, a: MemoryRecord, b: MemoryRecord, *, now: str) -> Proposal | None:
+    def similarity(self, a: MemoryRecord, b: MemoryRecord,
+                   features: TextFeatures) -> float | None:
+        """The trigram similarity of a pair this operator merges, None where it abstains."""
         if a.type != b.type or a.type not in _CLAIM_TYPES or a.id == b.id:
             return None
-        if _slot_conflict(a, b) is not None or polarity(a.body) != polarity(b.body):
+        if _slot_conflict(a, b) is not None or features.polarity(a) != features.polarity(b):
             return None
-        similarity = trigram_similarity(a.body, b.body)
+        similarity = jaccard(features.trigrams(a), features.trigrams(b))
         if Decimal(similarity) < self.threshold:
+            return None
+        return similarity
+
+    def candidates(self, records: Sequence[MemoryRecord]) -> list[Pair]:
+        """Exactly the blocked pairs this operator merges, found by prefix filtering.
+
+        Records are split by type and polarity (pairs across them abstain), and
+        within each group :func:`similar_pairs` finds every pair that may reach the
+        threshold; each is then checked with :meth:`similarity` on features
+        computed once per record. A subclass that overrides :meth:`propose_merge`
+        or :meth:`similarity` gets the blocked set instead.
+        """
+        cls = type(self)
+        if (cls.propose_merge is not TrigramNearDupOperator.propose_merge
+                or cls.similarity is not TrigramNearDupOperator.similarity):
+            return super().candidates(records)
+        features = TextFeatures()
+        by_id = {r.id: r for r in records}
+        groups: dict[tuple[str, int], dict[str, frozenset[str]]] = defaultdict(dict)
+        for record in by_id.values():
+            if record.type in _CLAIM_TYPES:
+                group = (record.type.value, features.polarity(record))
+                groups[group][record.id] = features.trigrams(record)
+        found: set[tuple[str, str]] = set()
+        for sets in groups.values():
+            pairs = similar_pairs(sets, self.threshold)
+            if pairs is None:
+                return [(a, b) for a, b in super().candidates(records)
+                        if self.similarity(a, b, features) is not None]
+            found |= pairs
+        return [(a, b) for a, b in sorted_pairs(by_id, found)
+                if shares_block(a, b, features) and self.similarity(a, b, features) is not None]
+
+    def propose_merge(self, a: MemoryRecord, b: MemoryRecord, *, now: str) -> Proposal | None:
+        similarity = self.similarity(a, b, TextFeatures())
+        if similarity is None:
             return None
         keeper, other = sorted((a, b), key=strength_key)
         tags = list(keeper.tags) + [t for t in other.tags if t not in keeper.tags]
@@ -150,9 +213,8 @@ class TrigramNearDupOperator(NearDupOperator):
                         other_id=None, reason=reason)
 
 
-def _core_overlap(a: str, b: str) -> Decimal:
-    """Jaccard overlap of the two bodies' stemmed content words (negators excluded)."""
-    words_a, words_b = content_words(a), content_words(b)
+def _core_overlap(words_a: frozenset[str], words_b: frozenset[str]) -> Decimal:
+    """Jaccard overlap of two bodies' stemmed content words (negators excluded)."""
     union = words_a | words_b
     if not union:
         return Decimal(0)
@@ -170,19 +232,60 @@ class HeuristicContradictionOperator(ContradictionOperator):
     def __init__(self, *, threshold: Decimal | str | float = Decimal("0.5")) -> None:
         self.threshold = Decimal(str(threshold))
 
-    def propose_transition(
-        self, a: MemoryRecord, b: MemoryRecord, *, now: str
-    ) -> Proposal | None:
+    def reason(self, a: MemoryRecord, b: MemoryRecord, features: TextFeatures) -> str | None:
+        """Why ``a`` and ``b`` contradict, None where this operator abstains."""
         if a.type not in _CLAIM_TYPES or b.type not in _CLAIM_TYPES or a.id == b.id:
             return None
         key = _slot_conflict(a, b)
         if key is not None:
-            reason = f"slot {key!r} disagrees"
-        elif polarity(a.body) != polarity(b.body) and (
-            _core_overlap(a.body, b.body) >= self.threshold
+            return f"slot {key!r} disagrees"
+        if features.polarity(a) != features.polarity(b) and (
+            _core_overlap(features.words(a), features.words(b)) >= self.threshold
         ):
-            reason = NEGATION_REASON
-        else:
+            return NEGATION_REASON
+        return None
+
+    def candidates(self, records: Sequence[MemoryRecord]) -> list[Pair]:
+        """Exactly the blocked pairs this operator acts on.
+
+        Slot conflicts come from records sharing a slot key; negations from a
+        prefix-filtered join (:func:`similar_pairs`) over content words, kept
+        when the polarities differ; each pair is then checked with :meth:`reason`
+        on features computed once per record. A subclass that overrides
+        :meth:`propose_transition` or :meth:`reason` gets the blocked set instead.
+        """
+        cls = type(self)
+        if (cls.propose_transition is not HeuristicContradictionOperator.propose_transition
+                or cls.reason is not HeuristicContradictionOperator.reason):
+            return super().candidates(records)
+        features = TextFeatures()
+        by_id = {r.id: r for r in records if r.type in _CLAIM_TYPES}
+        negations = similar_pairs({rid: features.words(r) for rid, r in by_id.items()},
+                                  self.threshold)
+        if negations is None:
+            return [(a, b) for a, b in super().candidates(records)
+                    if self.reason(a, b, features) is not None]
+        found = {(a, b) for a, b in negations
+                 if features.polarity(by_id[a]) != features.polarity(by_id[b])}
+        # Why: a slot conflict needs a shared key with two different values, so only
+        # pairs across value groups of one key can have one.
+        by_value: dict[str, dict[bytes, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for rid, record in by_id.items():
+            for key, value in record.slots.items():
+                by_value[key][canonical_json(value)].append(rid)
+        for groups in by_value.values():
+            lists = list(groups.values())
+            for i, first in enumerate(lists):
+                for second in lists[i + 1:]:
+                    found.update((a, b) for a in first for b in second)
+        return [(a, b) for a, b in sorted_pairs(by_id, found)
+                if shares_block(a, b, features) and self.reason(a, b, features) is not None]
+
+    def propose_transition(
+        self, a: MemoryRecord, b: MemoryRecord, *, now: str
+    ) -> Proposal | None:
+        reason = self.reason(a, b, TextFeatures())
+        if reason is None:
             return None
         first, second = sorted((a.id, b.id))
         return Proposal(kind=ProposalKind.TRANSITION, record=None, target_id=first,

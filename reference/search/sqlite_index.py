@@ -11,7 +11,7 @@ from memspec import StoreError
 from memspec.reference.ports import SearchIndex
 from memspec.reference.records import MemoryRecord
 from memspec.reference.search.memory_index import check_k, check_query, rank
-from memspec.reference.text import tokenize
+from memspec.reference.text import STOPWORDS, tokenize
 
 __all__ = ["MAX_QUERY_TOKENS", "SQLiteSearchIndex", "fts_query"]
 
@@ -24,18 +24,29 @@ _SCHEMA = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS record_fts USING fts5("
     "record_id UNINDEXED, body, tags, tokenize = 'unicode61')"
 )
+# Why: record_id is an UNINDEXED FTS5 column, so finding a record's row by it scans
+# the table; this side table (written in the same transaction) finds it by rowid.
+_ROWIDS = (
+    "CREATE TABLE IF NOT EXISTS record_fts_rowid "
+    "(record_id TEXT PRIMARY KEY, fts_rowid INTEGER NOT NULL)"
+)
 
 
 def fts_query(text: str) -> str:
     """The FTS5 query for raw ``text``: its distinct tokens, each quoted, OR-joined.
 
-    Tokens come from :func:`memspec.reference.text.tokenize`, so they hold only
-    letters and digits: no quote, operator, column filter, prefix star, ``NEAR``
-    group or ``^`` can reach FTS5 syntax (SRCH-3), and words such as ``OR`` or
-    ``NOT`` are searched as words. An empty string means "nothing to search".
+    Stopwords (:data:`memspec.reference.text.STOPWORDS`) are left out, since they
+    match most rows and only make BM25 rank them all; a query of nothing but
+    stopwords keeps them all. Tokens come from
+    :func:`memspec.reference.text.tokenize`, so they hold only letters and
+    digits: no quote, operator, column filter, prefix star, ``NEAR`` group or
+    ``^`` can reach FTS5 syntax (SRCH-3), and words such as ``OR`` or ``NOT``
+    are searched as words. An empty string means "nothing to search".
     """
+    tokens = tokenize(text)
+    kept = [token for token in tokens if token not in STOPWORDS] or tokens
     seen: dict[str, None] = {}
-    for token in tokenize(text):
+    for token in kept:
         seen.setdefault(token, None)
         if len(seen) == MAX_QUERY_TOKENS:
             break
@@ -64,6 +75,7 @@ class SQLiteSearchIndex(SearchIndex):
             if self._path != ":memory:":
                 self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(_SCHEMA)
+            self._backfill_rowids()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open search index {self._path}: {exc}") from exc
         self._closed = False
@@ -75,6 +87,27 @@ class SQLiteSearchIndex(SearchIndex):
             self._write(record.id, row)
             if row is None:
                 self._purge()
+
+    def _backfill_rowids(self) -> None:
+        """Create the rowid side table; fill it from the FTS rows when they disagree.
+
+        Files written before the side table existed (or by a bulk loader that
+        skipped it) get it rebuilt here, in one transaction, once.
+        """
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(_ROWIDS)
+            rows = db.execute("SELECT count(*) FROM record_fts").fetchone()[0]
+            mapped = db.execute("SELECT count(*) FROM record_fts_rowid").fetchone()[0]
+            if rows != mapped:
+                db.execute("DELETE FROM record_fts_rowid")
+                db.execute("INSERT OR REPLACE INTO record_fts_rowid (record_id, fts_rowid) "
+                           "SELECT record_id, rowid FROM record_fts ORDER BY rowid")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def _purge(self) -> None:
         # Why: an FTS5 delete only marks index entries as deleted; merging every
@@ -96,17 +129,27 @@ class SQLiteSearchIndex(SearchIndex):
                 time.sleep(_BUSY_SLEEP_SECONDS * (attempt + 1))
                 continue
             try:
-                self._db.execute("DELETE FROM record_fts WHERE record_id = ?", (record_id,))
-                if row is not None:
-                    self._db.execute(
-                        "INSERT INTO record_fts (record_id, body, tags) VALUES (?, ?, ?)", row
-                    )
+                self._replace(record_id, row)
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._db.execute("ROLLBACK")
                 raise StoreError(f"search index write failed: {exc}") from exc
             return
         raise StoreError("search index is busy: gave up after retries")
+
+    def _replace(self, record_id: str, row: tuple[str, str, str] | None) -> None:
+        db = self._db
+        found = db.execute("SELECT fts_rowid FROM record_fts_rowid WHERE record_id = ?",
+                           (record_id,)).fetchone()
+        if found is not None:
+            db.execute("DELETE FROM record_fts WHERE rowid = ?", (found[0],))
+        if row is None:
+            db.execute("DELETE FROM record_fts_rowid WHERE record_id = ?", (record_id,))
+            return
+        cursor = db.execute("INSERT INTO record_fts (record_id, body, tags) VALUES (?, ?, ?)",
+                            row)
+        db.execute("INSERT OR REPLACE INTO record_fts_rowid (record_id, fts_rowid) "
+                   "VALUES (?, ?)", (record_id, cursor.lastrowid))
 
     def candidates(self, query: str, k: int) -> tuple[tuple[str, float], ...]:
         """Up to ``k`` ``(record id, score)`` matches, best first (SRCH-1..5)."""

@@ -16,14 +16,26 @@ bound as a parameter (STORE-10).
 
 from __future__ import annotations
 
+import copy
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from memspec import MemspecError, NotFoundError, StoreError, parse_json
+from memspec import (
+    OPTIONAL_FIELDS,
+    RECORD_FIELDS,
+    MemspecError,
+    NotFoundError,
+    StoreError,
+    is_tombstone,
+    parse_json,
+    unknown_fields,
+)
+from memspec import record_id as memspec_record_id
 from memspec.reference._ids import check_record, check_record_id, is_record_id
 from memspec.reference.ports import RecordStore, list_filters, record_matches
 from memspec.reference.records import MemoryRecord, RecordState, RecordType
@@ -31,6 +43,8 @@ from memspec.reference.records import MemoryRecord, RecordState, RecordType
 __all__ = ["SQLiteRecordStore"]
 
 _T = TypeVar("_T")
+#: Decoded versions kept per store (see _DecodedCache).
+CACHE_SIZE = 1024
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS history (id TEXT NOT NULL, version INTEGER NOT NULL, "
     "payload TEXT NOT NULL, PRIMARY KEY (id, version))",
@@ -59,22 +73,99 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
 
 
 def _decode(payload: object, record_id: str) -> MemoryRecord:
+    """Rebuild a stored version without re-running every record rule.
+
+    Only ``put`` (which validates first) and ``redact`` (which writes a tombstone
+    the core built) write rows, so a row that parses strictly is trusted, except
+    for what an edit at rest would break: the row must hold the id it is stored
+    under, and that id must be the content address of its birth fields (ID-2;
+    tombstones have no birth left to check). A damaged row surfaces as StoreError.
+    """
     try:
         if not isinstance(payload, str):
-            raise StoreError("payload is not text")
-        record = MemoryRecord.model_validate(parse_json(payload.encode("utf-8")))
+            raise StoreError(f"payload for {record_id} is not text")
+        data = parse_json(payload.encode("utf-8"))
+        if not isinstance(data, dict):
+            raise StoreError(f"payload for {record_id} is not a JSON object")
+        if data.get("id") != record_id:
+            raise StoreError(f"payload stored under {record_id} holds {data.get('id')!r}")
+        if not is_tombstone(data) and memspec_record_id(data) != record_id:
+            raise StoreError(f"id {record_id} is not the content address of its birth fields",
+                             requirement="ID-2")
+        fields = {name: data[name] for name in RECORD_FIELDS}
+        fields.update({name: data[name] for name in OPTIONAL_FIELDS if name in data})
+        record = MemoryRecord(**fields, extra=unknown_fields(data), _trusted=True)
+    except StoreError:
+        raise
     except MemspecError as exc:
         raise StoreError(f"corrupt payload for {record_id}: {exc}") from exc
-    if record.id != record_id:
-        raise StoreError(f"payload stored under {record_id} holds {record.id}")
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise StoreError(f"corrupt payload for {record_id}: {exc!r}") from exc
     return record
+
+
+def _thaw(value: Any) -> Any:
+    """A private copy of a JSON value (dicts and lists copied, scalars shared)."""
+    if type(value) is dict:
+        return {key: _thaw(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_thaw(item) for item in value]
+    return value
+
+
+def _handout(record: MemoryRecord) -> MemoryRecord:
+    """A copy of a cached record whose mutable members (slots, extra) are its own."""
+    clone = copy.copy(record)
+    object.__setattr__(clone, "slots", _thaw(record.slots))
+    object.__setattr__(clone, "extra", _thaw(record.extra))
+    return clone
+
+
+class _DecodedCache:
+    """A bounded LRU of decoded versions keyed by (id, version), checked against the row.
+
+    Versions never change except through redaction, which rewrites a row in place
+    (possibly from another process): an entry is only served while the row's
+    payload text is still the one it was decoded from. Callers get copies.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[str, int], tuple[str, MemoryRecord]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def decode(self, record_id: str, version: object, payload: object) -> MemoryRecord:
+        """The record a row holds, from the cache when its payload is unchanged."""
+        if self._size <= 0 or not isinstance(version, int) or not isinstance(payload, str):
+            return _decode(payload, record_id)
+        key = (record_id, version)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] == payload:
+                self._entries.move_to_end(key)
+                return _handout(entry[1])
+        record = _decode(payload, record_id)
+        with self._lock:
+            self._entries[key] = (payload, record)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return _handout(record)
+
+    def forget(self, record_id: str) -> None:
+        """Drop every cached version of ``record_id``."""
+        with self._lock:
+            for key in [k for k in self._entries if k[0] == record_id]:
+                del self._entries[key]
 
 
 class SQLiteRecordStore(RecordStore):
     """Records in one SQLite file (WAL); thread-safe, and safe across processes."""
 
-    def __init__(self, path: Path | str, *, timeout: float = 5.0, retries: int = 60) -> None:
+    def __init__(self, path: Path | str, *, timeout: float = 5.0, retries: int = 60,
+                 cache_size: int = CACHE_SIZE) -> None:
         self.path = Path(path)
+        self._cache = _DecodedCache(cache_size)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._retries = retries
         self._lock = threading.RLock()
@@ -118,10 +209,11 @@ class SQLiteRecordStore(RecordStore):
     def history(self, record_id: str) -> tuple[MemoryRecord, ...]:
         """Every version of ``record_id``, oldest first."""
         rid = check_record_id(record_id)
-        rows = self._query("SELECT payload FROM history WHERE id = ? ORDER BY version", (rid,))
+        rows = self._query("SELECT version, payload FROM history WHERE id = ? ORDER BY version",
+                           (rid,))
         if not rows:
             raise NotFoundError(f"no record {rid}", requirement="STORE-4")
-        return tuple(_decode(row[0], rid) for row in rows)
+        return tuple(self._cache.decode(rid, version, payload) for version, payload in rows)
 
     def ids(self) -> tuple[str, ...]:
         """Every stored id, ascending."""
@@ -145,15 +237,18 @@ class SQLiteRecordStore(RecordStore):
                 clauses.append(clause)
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         params = tuple(value for value in filters if value is not None)
-        rows = self._query(f"SELECT id, payload FROM records{where} ORDER BY id", params)
+        rows = self._query(f"SELECT id, version, payload FROM records{where} ORDER BY id",
+                           params)
         # Why: the columns only narrow the scan; the payload has the last word (STORE-8).
-        records = (_decode(payload, str(rid)) for rid, payload in rows)
+        records = (self._cache.decode(str(rid), version, payload)
+                   for rid, version, payload in rows)
         return tuple(record for record in records if record_matches(record, *filters))
 
     def __iter__(self) -> Iterator[MemoryRecord]:
         """The latest version of every record, ordered by id."""
-        rows = self._query("SELECT id, payload FROM records ORDER BY id")
-        return iter(tuple(_decode(payload, str(rid)) for rid, payload in rows))
+        rows = self._query("SELECT id, version, payload FROM records ORDER BY id")
+        return iter(tuple(self._cache.decode(str(rid), version, payload)
+                          for rid, version, payload in rows))
 
     def __contains__(self, record_id: object) -> bool:
         if not is_record_id(record_id):
@@ -191,6 +286,8 @@ class SQLiteRecordStore(RecordStore):
             return tombstone
 
         tombstone = self._transaction(work)
+        # Why: the cache checks payloads anyway; dropping the originals also frees them.
+        self._cache.forget(rid)
         self._checkpoint()
         return tombstone
 

@@ -1,0 +1,149 @@
+"""Candidate pairs for the detection sub-passes: blocking, per-pass text features, prefix filter.
+
+Comparing every pair of records is quadratic, so the near-dup and contradiction
+sub-passes only ask their operator about *candidate* pairs. The default is
+blocking: pairs sharing a stemmed content word or a slot key. An operator whose
+verdict needs a minimum set similarity can do much better with an exact prefix
+filter (:func:`similar_pairs`), which never drops a pair reaching the threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal, getcontext
+
+from memspec.reference.records import MemoryRecord
+from memspec.reference.text import content_words, polarity, trigrams
+
+__all__ = [
+    "Pair",
+    "TextFeatures",
+    "block_keys",
+    "candidate_pairs",
+    "shares_block",
+    "similar_pairs",
+    "sorted_pairs",
+]
+
+Pair = tuple[MemoryRecord, MemoryRecord]
+#: Slack below a threshold: the operators compare a rounded ratio (a float, or a
+#: Decimal quotient), which may land a hair above the exact one.
+_MARGIN = Decimal("1e-9")
+#: Below this Decimal precision a quotient's rounding could exceed the margin.
+_MIN_PRECISION = 20
+
+
+def block_keys(record: MemoryRecord) -> set[str]:
+    """The blocking keys of ``record``: its stemmed content words and its slot keys."""
+    keys = {f"w:{word}" for word in content_words(record.body)}
+    keys.update(f"s:{key}" for key in record.slots)
+    return keys
+
+
+def candidate_pairs(records: Sequence[MemoryRecord]) -> list[Pair]:
+    """Pairs sharing a stemmed content word or a slot key, in id order (blocking)."""
+    by_id = {r.id: r for r in records}
+    blocks: dict[str, list[str]] = defaultdict(list)
+    for record in sorted(by_id.values(), key=lambda r: r.id):
+        for key in block_keys(record):
+            blocks[key].append(record.id)
+    pairs: set[tuple[str, str]] = set()
+    for ids in blocks.values():
+        for i, first in enumerate(ids):
+            pairs.update((first, second) for second in ids[i + 1:])
+    return [(by_id[a], by_id[b]) for a, b in sorted(pairs)]
+
+
+class TextFeatures:
+    """The text features of records, each computed once per body for one pass."""
+
+    def __init__(self) -> None:
+        self._trigrams: dict[str, frozenset[str]] = {}
+        self._words: dict[str, frozenset[str]] = {}
+        self._polarity: dict[str, int] = {}
+
+    def trigrams(self, record: MemoryRecord) -> frozenset[str]:
+        """``text.trigrams(record.body)``."""
+        found = self._trigrams.get(record.body)
+        if found is None:
+            found = self._trigrams[record.body] = trigrams(record.body)
+        return found
+
+    def words(self, record: MemoryRecord) -> frozenset[str]:
+        """``text.content_words(record.body)``."""
+        found = self._words.get(record.body)
+        if found is None:
+            found = self._words[record.body] = content_words(record.body)
+        return found
+
+    def polarity(self, record: MemoryRecord) -> int:
+        """``text.polarity(record.body)``."""
+        found = self._polarity.get(record.body)
+        if found is None:
+            found = self._polarity[record.body] = polarity(record.body)
+        return found
+
+
+def shares_block(a: MemoryRecord, b: MemoryRecord, features: TextFeatures) -> bool:
+    """Whether blocking (:func:`candidate_pairs`) would pair ``a`` and ``b``."""
+    return (not features.words(a).isdisjoint(features.words(b))
+            or not a.slots.keys().isdisjoint(b.slots.keys()))
+
+
+def sorted_pairs(by_id: Mapping[str, MemoryRecord], pairs: Iterable[tuple[str, str]]) -> list[Pair]:
+    """The id pairs as record pairs, each ordered and the list sorted by (a.id, b.id)."""
+    ordered = sorted({(a, b) if a < b else (b, a) for a, b in pairs if a != b})
+    return [(by_id[a], by_id[b]) for a, b in ordered]
+
+
+def _usable(threshold: Decimal) -> Decimal | None:
+    low = threshold - _MARGIN
+    if low <= 0 or getcontext().prec < _MIN_PRECISION:
+        return None
+    return low
+
+
+def similar_pairs(sets: Mapping[str, frozenset[str]],
+                  threshold: Decimal) -> set[tuple[str, str]] | None:
+    """Every pair of keys whose sets may have Jaccard similarity >= ``threshold``.
+
+    Exact prefix filtering (the AllPairs join): tokens are ordered rarest first
+    over all the sets, sets are visited by increasing size, and a pair is a
+    candidate only if the probe prefix of the larger set (the first
+    ``|x| - ceil(t|x|) + 1`` tokens) meets the index prefix of the smaller one
+    (the first ``|y| - ceil(2t/(1+t)|y|) + 1``) and ``|y| >= t|x|``. A pair
+    reaching the threshold always passes: its rarest common token lies in both
+    prefixes. Returns None when no filter applies (a threshold at or near 0, where
+    pairs sharing nothing qualify); the caller then falls back to blocking.
+    """
+    low = _usable(threshold)
+    if low is None:
+        return None
+    mid = 2 * low / (1 + low)
+    frequency = Counter(token for tokens in sets.values() for token in tokens)
+    sizes: dict[str, list[int]] = {}
+    keys: dict[str, list[str]] = {}
+    starts: dict[str, int] = {}
+    pairs: set[tuple[str, str]] = set()
+    for size, key in sorted((len(tokens), key) for key, tokens in sets.items() if tokens):
+        ordered = sorted(sets[key], key=lambda token: (frequency[token], token))
+        smallest = math.ceil(low * size)
+        found: set[str] = set()
+        for token in ordered[:size - smallest + 1]:
+            if token not in keys:
+                continue
+            # Why: sizes only grow, so sets too small for this one are too small for all later.
+            start = bisect_left(sizes[token], smallest, starts[token])
+            starts[token] = start
+            found.update(keys[token][start:])
+        # Why: mid is a rounded quotient; the slack can only lengthen the index prefix.
+        for token in ordered[:size - math.ceil(mid * size - _MARGIN) + 1]:
+            if token not in keys:
+                sizes[token], keys[token], starts[token] = [], [], 0
+            sizes[token].append(size)
+            keys[token].append(key)
+        pairs.update((other, key) if other < key else (key, other) for other in found)
+    return pairs

@@ -1,0 +1,237 @@
+"""Candidate generation for consolidation: the prefix filters lose nothing the operators act on.
+
+The shipped operators narrow the blocked pair set (shared content word or slot
+key) to the pairs they act on, through exact prefix filtering. These tests check
+that against brute force over every pair, and that a whole consolidation report is
+identical to the one the plain blocked set gives (the old algorithm, reproduced
+here by operators whose ``propose_*`` is overridden, which makes them fall back to
+blocking).
+"""
+
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+from fractions import Fraction
+from itertools import combinations
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memspec.reference.pipeline import (
+    ConsolidationConfig,
+    ConsolidationOperators,
+    HeuristicContradictionOperator,
+    TrigramNearDupOperator,
+    consolidate,
+    default_operators,
+)
+from memspec.reference.pipeline.candidates import similar_pairs
+from memspec.reference.proposals import Proposal
+from memspec.reference.records import MemoryRecord
+from memspec.reference.stores import InMemoryRecordStore
+from memspec.reference.text import content_words
+from tests.reference.conftest import at, new_record, snapshot
+
+NOW = "2026-03-01T00:00:00.000Z"
+
+
+# -- the brute-force reference (the old algorithm) ---------------------------------------------
+
+
+class BlockedNearDup(TrigramNearDupOperator):
+    """The shipped near-dup verdicts over the plain blocked pair set."""
+
+    def propose_merge(self, a: MemoryRecord, b: MemoryRecord, *, now: str) -> Proposal | None:
+        return super().propose_merge(a, b, now=now)
+
+
+class BlockedContradiction(HeuristicContradictionOperator):
+    """The shipped contradiction verdicts over the plain blocked pair set."""
+
+    def propose_transition(self, a: MemoryRecord, b: MemoryRecord, *,
+                           now: str) -> Proposal | None:
+        return super().propose_transition(a, b, now=now)
+
+
+def blocked(a: MemoryRecord, b: MemoryRecord) -> bool:
+    return bool(content_words(a.body) & content_words(b.body) or set(a.slots) & set(b.slots))
+
+
+def brute_force(records: list[MemoryRecord], acts: Any) -> list[tuple[str, str]]:
+    """Every blocked pair, in id order, on which ``acts(a, b)`` is true."""
+    ordered = sorted(records, key=lambda r: r.id)
+    return [(a.id, b.id) for a, b in combinations(ordered, 2) if blocked(a, b) and acts(a, b)]
+
+
+def check_candidates(records: list[MemoryRecord], near: str, contra: str) -> None:
+    merge = TrigramNearDupOperator(threshold=near)
+    contradiction = HeuristicContradictionOperator(threshold=contra)
+    got_merge = [(a.id, b.id) for a, b in merge.candidates(records)]
+    got_contra = [(a.id, b.id) for a, b in contradiction.candidates(records)]
+    assert got_merge == brute_force(
+        records, lambda a, b: merge.propose_merge(a, b, now=NOW) is not None)
+    assert got_contra == brute_force(
+        records, lambda a, b: contradiction.propose_transition(a, b, now=NOW) is not None)
+
+
+def check_report(records: list[MemoryRecord], near: str, contra: str) -> None:
+    config = ConsolidationConfig(near_dup_threshold=Decimal(near),
+                                 contradiction_threshold=Decimal(contra))
+    old = ConsolidationOperators(BlockedNearDup(threshold=near),
+                                 BlockedContradiction(threshold=contra))
+    new_store, old_store = InMemoryRecordStore(), InMemoryRecordStore()
+    for record in records:
+        new_store.put(record)
+        old_store.put(record)
+    new = consolidate(new_store, now=NOW, config=config, operators=default_operators(config))
+    reference = consolidate(old_store, now=NOW, config=config, operators=old)
+    assert new.model_dump() == reference.model_dump()
+    assert new.touched == reference.touched
+    assert snapshot(new_store) == snapshot(old_store)
+
+
+# -- corpora ------------------------------------------------------------------------------------
+
+_WORDS = ("the", "staging", "database", "is", "postgres", "mysql", "server", "runs", "on",
+          "port", "5432", "blue", "deploy", "friday", "team", "prefers", "tea", "coffee",
+          "it", "was", "what", "a", "an", "databases", "ran", "running")
+_NEGATIONS = ("not", "never", "no", "isn't", "don't")
+_SLOT_KEYS = ("db", "port", "owner")
+_SLOT_VALUES = ("postgres", "mysql", "5432", "dana", ["a", "b"])
+
+
+@st.composite
+def corpora(draw: st.DrawFn) -> list[MemoryRecord]:
+    count = draw(st.integers(2, 14))
+    records: dict[str, MemoryRecord] = {}
+    for index in range(count):
+        words = draw(st.lists(st.sampled_from(_WORDS), min_size=0, max_size=8))
+        if draw(st.booleans()) and words:
+            words.insert(draw(st.integers(0, len(words))), draw(st.sampled_from(_NEGATIONS)))
+        if draw(st.integers(0, 9)) == 0:
+            words = ["no", "restart", "needed", *words]
+        body = " ".join(words) + draw(st.sampled_from(("", ".", "!", " ?")))
+        if not body.strip():
+            body = "-"
+        kind = draw(st.sampled_from(("fact", "fact", "procedure", "episode")))
+        slots = draw(st.dictionaries(st.sampled_from(_SLOT_KEYS), st.sampled_from(_SLOT_VALUES),
+                                     max_size=2))
+        confidence = draw(st.sampled_from(("0.5000", "0.9000", "1.0000")))
+        record = new_record(body, type=kind, created_at=at(1 + index % 20, index),
+                            slots=slots, confidence=confidence)
+        records[record.id] = record
+    return list(records.values())
+
+
+_NEAR = ("0", "0.2", "0.4", "0.5", "0.6", "0.75", "0.9", "1")
+_CONTRA = ("0", "0.25", "0.5", "0.6", "1")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora(), st.sampled_from(_NEAR), st.sampled_from(_CONTRA))
+def test_candidates_equal_brute_force(records: list[MemoryRecord], near: str,
+                                      contra: str) -> None:
+    check_candidates(records, near, contra)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora(), st.sampled_from(_NEAR), st.sampled_from(_CONTRA))
+def test_reports_equal_the_blocked_algorithm(records: list[MemoryRecord], near: str,
+                                             contra: str) -> None:
+    check_report(records, near, contra)
+
+
+def _hand_corpora() -> dict[str, list[MemoryRecord]]:
+    def fact(body: str, second: int, **kwargs: Any) -> MemoryRecord:
+        return new_record(body, created_at=at(1, second), **kwargs)
+
+    return {
+        "near-duplicates": [
+            fact("The staging database is Postgres.", 1),
+            fact("The staging database is Postgres!", 2, confidence="0.5000"),
+            fact("Staging database is Postgres", 3),
+            fact("The staging database runs Postgres.", 4),
+            fact("The prod database is MySQL.", 5),
+        ],
+        "stopwords-only": [  # similar text, no content word: blocking never pairs them
+            fact("it is what it is", 1), fact("it is what it was", 2),
+            fact("what it is", 3), fact("!!!", 4), fact("...", 5),
+        ],
+        "negations": [
+            fact("The deploy runs on Friday.", 1),
+            fact("The deploy never runs on Friday.", 2),
+            fact("The deploy doesn't run on Friday.", 3),
+            fact("No restart is needed for the deploy.", 4),
+            fact("A restart is needed for the deploy.", 5),
+            new_record("The deploy runs on Friday.", type="procedure", created_at=at(1, 6)),
+        ],
+        "slots": [
+            fact("Owner is Dana.", 1, slots={"owner": "dana", "db": "postgres"}),
+            fact("Owner is Sam.", 2, slots={"owner": "sam"}),
+            fact("Database is Postgres.", 3, slots={"db": "postgres"}),
+            fact("Database is MySQL.", 4, slots={"db": "mysql", "owner": "dana"}),
+            fact("Runbook.", 5, slots={"steps": ["a", "b"]}),
+            fact("Runbook again.", 6, slots={"steps": ["a", "c"]}),
+        ],
+        "thresholds-at-the-boundary": [  # trigram Jaccard 3/5 and friends
+            fact("abcde", 1), fact("abcdf", 2), fact("abcd", 3), fact("abc", 4),
+            fact("ab", 5), fact("a", 6), fact("b", 7),
+        ],
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_hand_corpora()))
+@pytest.mark.parametrize(("near", "contra"), [("0.6", "0.5"), ("0", "0"), ("1", "1"),
+                                              ("0.5", "0.25"), ("0.75", "0.6")])
+def test_hand_corpora(name: str, near: str, contra: str) -> None:
+    records = _hand_corpora()[name]
+    check_candidates(records, near, contra)
+    check_report(records, near, contra)
+
+
+def test_a_generated_corpus_of_typical_records() -> None:
+    from benchmarks._data import typical_records
+
+    records = [MemoryRecord.model_validate(r) for r in typical_records(300, seed=41)]
+    check_candidates(records, "0.6", "0.5")
+    check_report(records, "0.6", "0.5")
+
+
+# -- the prefix filter on its own ---------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3),
+                       st.frozensets(st.sampled_from("abcdefghijklmnop"), max_size=10),
+                       max_size=12),
+       st.sampled_from(("0.1", "0.3", "1/3", "0.5", "0.6", "2/3", "0.8", "1")))
+def test_similar_pairs_keeps_every_pair_reaching_the_threshold(
+        sets: dict[str, frozenset[str]], spelled: str) -> None:
+    threshold = Fraction(spelled)
+    decimal = Decimal(threshold.numerator) / Decimal(threshold.denominator)
+    found = similar_pairs(sets, decimal)
+    assert found is not None
+    for a, b in combinations(sorted(sets), 2):
+        union = sets[a] | sets[b]
+        if union and Fraction(len(sets[a] & sets[b]), len(union)) >= threshold:
+            assert (a, b) in found
+
+
+def test_similar_pairs_declines_a_zero_threshold() -> None:
+    assert similar_pairs({"a": frozenset("x"), "b": frozenset("y")}, Decimal(0)) is None
+
+
+def test_subclasses_that_change_the_verdict_fall_back_to_blocking() -> None:
+    records = _hand_corpora()["stopwords-only"] + _hand_corpora()["negations"]
+    rng = random.Random(3)
+    rng.shuffle(records)
+
+    class Always(TrigramNearDupOperator):
+        def similarity(self, a: MemoryRecord, b: MemoryRecord, features: Any) -> float | None:
+            return 1.0
+
+    pairs = [(a.id, b.id) for a, b in Always().candidates(records)]
+    assert pairs == brute_force(records, lambda a, b: True)
