@@ -102,7 +102,10 @@ def process_engine(
     command: str | Sequence[str], *, timeout: float = 10.0, cwd: str | None = None
 ) -> ProcessEngine:
     """A process engine from a command line (a string is shlex-split)."""
-    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    try:
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+    except ValueError as exc:  # unbalanced quotes
+        raise EngineLoadError(f"cannot split the engine command {command!r}: {exc}") from None
     if not argv:
         raise EngineLoadError("empty engine command")
     try:

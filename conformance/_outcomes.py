@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from memspec._data import load_json
+from memspec._errors import MemspecError
 
 __all__ = [
     "ALWAYS_PROFILES",
@@ -28,12 +29,15 @@ __all__ = [
     "UNTESTABLE",
     "UNTESTABLE_PREFIX",
     "WARNING",
+    "KitItem",
     "Requirement",
     "binding",
     "catalogue",
     "first_line",
     "is_fault",
     "load_hypothesis_profile",
+    "logged_outcome",
+    "mark_report",
     "not_claimed_reason",
     "report_status",
     "skip_reason",
@@ -108,6 +112,111 @@ def untestable_reason(why: str) -> str:
 
 
 # --------------------------------------------------------------------------- pytest glue
+
+
+@dataclass(frozen=True)
+class KitItem:
+    """One collected kit test as the report needs it (crosses from xdist workers as JSON)."""
+
+    kit_id: str
+    requirements: tuple[str, ...]
+    profiles: tuple[str, ...]
+    levels: tuple[str, ...]
+    kit_check: bool = False
+
+    def to_wire(self) -> dict[str, Any]:
+        """A JSON-able form (for pytest-xdist's ``workeroutput``)."""
+        return {"kit_id": self.kit_id, "requirements": list(self.requirements),
+                "profiles": list(self.profiles), "levels": list(self.levels),
+                "kit_check": self.kit_check}
+
+    @classmethod
+    def of(cls, item: Any, kit_id: str) -> KitItem:
+        """A collected pytest item's requirement and profile markers (ids not yet checked)."""
+        known = catalogue()
+        kit_check = item.get_closest_marker("kit_check") is not None
+        reqs: list[str] = []
+        for mark in item.iter_markers("requirement"):
+            reqs.extend(str(arg) for arg in mark.args if str(arg) not in reqs)
+        profiles = {known[r].profile for r in reqs if r in known}
+        for mark in item.iter_markers("profile"):
+            profiles.update(str(arg) for arg in mark.args)
+        levels = tuple(known[r].level for r in reqs if r in known)
+        return cls(kit_id, tuple(reqs), tuple(sorted(profiles)), levels, kit_check)
+
+    @classmethod
+    def from_wire(cls, data: Any) -> KitItem:
+        """The item :meth:`to_wire` gave; MemspecError if ``data`` is not such a form."""
+        fields = ("requirements", "profiles", "levels")
+        if (not isinstance(data, dict) or not isinstance(data.get("kit_id"), str)
+                or not isinstance(data.get("kit_check"), bool)
+                or not all(isinstance(data.get(f), list | tuple)
+                           and all(isinstance(v, str) for v in data[f]) for f in fields)):
+            raise MemspecError(f"not a kit item from an xdist worker: {data!r:.200}")
+        return cls(data["kit_id"], tuple(data["requirements"]), tuple(data["profiles"]),
+                   tuple(data["levels"]), data["kit_check"])
+
+
+def mark_report(report: Any, exc: BaseException | None, levels: tuple[str, ...],
+                transcript: list[str]) -> None:
+    """Mark a kit test's report (in the process that ran it) with the kit's outcome.
+
+    Sets ``memspec_outcome`` / ``memspec_message``: plain report attributes, which
+    pytest serializes with the report, so they reach a pytest-xdist controller. A
+    failure gets the engine calls of the test as a report section; a SHOULD / MAY
+    miss becomes an xfail-like warning that never fails the run.
+    """
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = skip_reason(report)
+        for prefix, outcome in ((NOT_CLAIMED_PREFIX, NOT_CLAIMED),
+                                (UNTESTABLE_PREFIX, UNTESTABLE)):
+            if reason.startswith(prefix):
+                report.memspec_outcome = outcome
+                reason = reason.removeprefix(prefix)
+        report.memspec_message = reason
+    elif report.failed:
+        message = f"{type(exc).__name__}: {exc}" if exc is not None else report.longreprtext
+        report.memspec_message = message[:2000]
+        if transcript:
+            report.sections.append(("memspec engine calls (latest last)", "\n".join(transcript)))
+        if is_fault(exc) or report.when != "call":
+            report.memspec_outcome = ERRORED
+        elif levels and not any(binding(level) for level in levels):
+            report.outcome = "skipped"
+            report.wasxfail = (
+                "memspec: SHOULD-level requirement not met (warning): " + first_line(message)
+            )
+            report.memspec_outcome = WARNING
+
+
+def logged_outcome(
+    report: Any, previous: tuple[str, str | None] | None
+) -> tuple[str, str | None] | None:
+    """A test's outcome and message after one more of its reports (None: unchanged).
+
+    Reads only what crosses pytest-xdist with the report (its outcome, ``when`` and
+    the ``memspec_outcome`` / ``memspec_message`` attributes the kit set on the worker),
+    so the controller folds forwarded reports exactly as a one-process run does.
+    """
+    marked = getattr(report, "memspec_outcome", None)
+    message: str | None = getattr(report, "memspec_message", None)
+    if report.when == "teardown":
+        if report.failed and (previous is None or previous[0] == PASSED):
+            return ERRORED, message
+        return None
+    if report.when == "setup" and report.passed:
+        return None
+    if marked == WARNING:
+        outcome = FAILED
+    elif marked is not None:
+        outcome = str(marked)
+    elif report.passed:
+        outcome = PASSED
+    elif report.failed:
+        outcome = FAILED
+    else:
+        outcome = SKIPPED
+    return outcome, message or None
 
 
 def report_status(report: Any) -> Any:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,17 +31,21 @@ from memspec.conformance._outcomes import (
     NOT_CLAIMED,
     PASSED,
     UNTESTABLE,
+    KitItem,
     Requirement,
     catalogue,
 )
+from memspec.conformance._session import EngineState
 from memspec.engine import PROTOCOL_VERSION, SPEC_VERSION, profiles
 
 __all__ = [
     "NOT_RUN",
     "REPORT_SCHEMA_ID",
+    "HandOver",
     "TestResult",
     "build_report",
     "check_report",
+    "fold_items",
     "render_summary",
     "sign_report",
     "suite_digest",
@@ -63,6 +67,55 @@ class TestResult:
     requirements: tuple[str, ...]
     outcome: str
     message: str | None = None
+
+
+@dataclass(frozen=True)
+class HandOver:
+    """What a pytest-xdist worker hands the controller for the report (as JSON, at its end)."""
+
+    items: tuple[tuple[str, KitItem], ...]
+    deselected: tuple[str, ...]
+    engine: EngineState | None
+
+    def to_wire(self) -> dict[str, Any]:
+        """A JSON-able form (for the worker's ``workeroutput``)."""
+        return {"items": [[nodeid, item.to_wire()] for nodeid, item in self.items],
+                "deselected": list(self.deselected),
+                "engine": self.engine.to_wire() if self.engine is not None else None}
+
+    @classmethod
+    def from_wire(cls, data: Any) -> HandOver:
+        """The hand-over :meth:`to_wire` gave; MemspecError if ``data`` is not such a form."""
+        try:
+            items = tuple((str(nodeid), KitItem.from_wire(wire)) for nodeid, wire in data["items"])
+            deselected = tuple(str(nodeid) for nodeid in data["deselected"])
+            engine = data["engine"]
+        except (KeyError, TypeError, ValueError) as exc:  # MemspecError is a ValueError
+            raise MemspecError(f"unreadable hand-over from an xdist worker: {exc}") from None
+        return cls(items, deselected, EngineState.from_wire(engine) if engine is not None else None)
+
+
+def fold_items(
+    items: Mapping[str, KitItem],
+    results: Mapping[str, tuple[str, str | None]],
+    deselected: Collection[str] = (),
+) -> tuple[list[TestResult], list[dict[str, str]]]:
+    """The report's tests and kit checks, in collection order, from items keyed by node id.
+
+    A collected test without a result did not run (``not-run``); a deselected one is
+    ``not-run`` with the note "deselected", whatever its result.
+    """
+    tests: list[TestResult] = []
+    checks: list[dict[str, str]] = []
+    for nodeid, item in items.items():
+        outcome, message = results.get(nodeid, (NOT_RUN, None))
+        if item.kit_check:
+            checks.append({"nodeid": item.kit_id, "outcome": outcome})
+            continue
+        if nodeid in deselected:
+            outcome, message = NOT_RUN, "deselected"
+        tests.append(TestResult(item.kit_id, item.requirements, outcome, message))
+    return tests, checks
 
 
 def suite_digest(test_ids: Iterable[str]) -> str:

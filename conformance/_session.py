@@ -1,5 +1,8 @@
 """The kit's side of an engine: one connection per run, one :class:`EngineSession` per test.
 
+Under pytest-xdist every worker holds its own connection; :class:`EngineState`
+is what each hands the controller for the report.
+
 :class:`Connection` owns the engine (in-process or :class:`ProcessEngine`),
 does the handshake, normalizes in-process behaviour to what the process
 protocol would show (JSON round trip, typed errors become
@@ -12,7 +15,7 @@ use. :func:`smoke` is the quick "is my adapter wired right" check.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +36,7 @@ __all__ = [
     "CallRecord",
     "Connection",
     "EngineSession",
+    "EngineState",
     "SmokeCheck",
     "SmokeResult",
     "smoke",
@@ -66,8 +70,47 @@ class CallRecord:
         return f"{self.op}({self.args}) -> {self.outcome}"
 
 
+@dataclass(frozen=True)
+class EngineState:
+    """What the report needs of a connection: the handshake, the fault that ended it, the mode."""
+
+    info: dict[str, Any] | None
+    fault: str | None
+    mode: str
+
+    def to_wire(self) -> dict[str, Any]:
+        """A JSON-able form (for pytest-xdist's ``workeroutput``)."""
+        return {"info": self.info, "fault": self.fault, "mode": self.mode}
+
+    @classmethod
+    def from_wire(cls, data: Any) -> EngineState:
+        """The state :meth:`to_wire` gave; MemspecError if ``data`` is not such a form."""
+        if (not isinstance(data, dict) or data.get("mode") not in ("in-process", "process")
+                or not isinstance(data.get("info"), dict | None)
+                or not isinstance(data.get("fault"), str | None)):
+            raise MemspecError(f"not an engine state from an xdist worker: {data!r:.200}")
+        info = data["info"]
+        return cls(dict(info) if info is not None else None, data["fault"], data["mode"])
+
+    @classmethod
+    def merge(cls, states: Sequence[EngineState]) -> EngineState | None:
+        """One state for several connections to the same engine (xdist workers, in order).
+
+        The first handshake and the first fault win; workers whose engines answered
+        different handshakes are a fault of their own, as claims would differ by worker.
+        """
+        if not states:
+            return None
+        infos = [s.info for s in states if s.info is not None]
+        fault = next((s.fault for s in states if s.fault), None)
+        if any(info != infos[0] for info in infos[1:]):
+            fault = fault or ("the engine answered the handshake differently on different "
+                              "xdist workers: " + summarize(infos[:2], 300))
+        return cls(infos[0] if infos else None, fault, states[0].mode)
+
+
 class Connection:
-    """The engine under test for a whole run."""
+    """The engine under test for a whole run (for one xdist worker, under pytest-xdist)."""
 
     def __init__(
         self, engine: Engine, *, label: str, max_consecutive_faults: int = MAX_CONSECUTIVE_FAULTS
@@ -113,6 +156,12 @@ class Connection:
     def name(self) -> str:
         """The engine's own name, or the label it was loaded by."""
         return str(self.info.get("name")) if self.info else self.label
+
+    @property
+    def state(self) -> EngineState:
+        """The handshake, the fault that stopped the engine (if any) and the mode, for reports."""
+        return EngineState(dict(self.info) if self.info is not None else None,
+                           self.abandoned or self.start_fault, self.mode)
 
     # -- calls
 

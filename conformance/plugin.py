@@ -10,6 +10,13 @@ failing the run), and ends with a per-profile / per-requirement summary and,
 with ``--memspec-report``, a JSON report validated against schemas/report.json.
 
     pytest --pyargs memspec.conformance --memspec-engine=reference
+
+Under pytest-xdist (``-n N``) each worker loads its own engine (its own process
+for ``--memspec-engine-cmd``) and runs its share; its reports reach the
+controller carrying the kit's outcome, and at the end each worker hands the
+controller its collected kit tests and its engine's handshake and fault through
+``workeroutput``. Only the controller writes the report and prints the summary,
+the same ones a one-process run gives. The controller never loads the engine.
 """
 
 from __future__ import annotations
@@ -22,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from memspec.conformance._outcomes import (
-    first_line,
-    is_fault,
+    KitItem,
     load_hypothesis_profile,
+    logged_outcome,
+    mark_report,
     report_status,
-    skip_reason,
 )
 
 if TYPE_CHECKING:
@@ -34,12 +41,14 @@ if TYPE_CHECKING:
 
     from memspec.conformance._builders import Keys
     from memspec.conformance._clock import KitClock
-    from memspec.conformance._report import TestResult
-    from memspec.conformance._session import Connection, EngineSession
+    from memspec.conformance._session import Connection, EngineSession, EngineState
 
 __all__ = ["KIT_RUN", "KitRun", "is_kit_item", "suites_dir"]
 
 KIT_RUN: pytest.StashKey[KitRun] = pytest.StashKey()
+#: The keys of the kit's entries in an xdist worker's ``workeroutput``.
+WORKER_OUTPUT_KEY = "memspec"
+WORKER_USAGE_KEY = "memspec-usage-error"
 
 USAGE = (
     "the memspec conformance suites need an engine to certify: pass "
@@ -128,7 +137,26 @@ def pytest_collection_modifyitems(
     if KIT_RUN in config.stash:
         return
     if any(is_kit_item(item) for item in items):
-        raise pytest.UsageError(_usage_with_engines())
+        raise usage_error(config, _usage_with_engines())
+
+
+def usage_error(config: pytest.Config, message: str) -> pytest.UsageError:
+    """A usage error to raise; an xdist worker also hands it to the controller to show."""
+    output = getattr(config, "workeroutput", None)
+    if isinstance(output, dict):
+        output[WORKER_USAGE_KEY] = message
+    if KIT_RUN in config.stash:
+        config.stash[KIT_RUN].usage_failed = True
+    return pytest.UsageError(message)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object | None) -> None:
+    # xdist would otherwise trip over a worker that stopped at collection; a usage error
+    # raised on the controller ends the run as it would without xdist.
+    output = getattr(node, "workeroutput", None)
+    if isinstance(output, dict) and isinstance(output.get(WORKER_USAGE_KEY), str):
+        raise usage_error(node.config, output[WORKER_USAGE_KEY])
 
 
 def _usage_with_engines() -> str:
@@ -152,18 +180,6 @@ def _kit_id(item: pytest.Item) -> str:
     return f"{rel}::{rest}" if rest else rel
 
 
-class _ItemInfo:
-    __slots__ = ("kit_check", "kit_id", "levels", "profiles", "requirements")
-
-    def __init__(self, kit_id: str, requirements: tuple[str, ...], profiles: tuple[str, ...],
-                 levels: tuple[str, ...], kit_check: bool) -> None:
-        self.kit_id = kit_id
-        self.requirements = requirements
-        self.profiles = profiles
-        self.levels = levels
-        self.kit_check = kit_check
-
-
 class KitRun:
     """The kit's hooks and fixtures for one run (registered only when an engine is given)."""
 
@@ -176,11 +192,17 @@ class KitRun:
         self.timeout: float = config.getoption("memspec_timeout")
         self.report_path: str | None = config.getoption("memspec_report")
         self.sign_seed: str | None = config.getoption("memspec_sign_report")
-        self.items: dict[str, _ItemInfo] = {}
+        self.items: dict[str, KitItem] = {}
         self.results: dict[str, tuple[str, str | None]] = {}
         self.deselected: set[str] = set()
+        #: What xdist workers handed over (controller only): engine states by worker id,
+        #: how many workers did, and anything unreadable.
+        self.worker_states: dict[str, EngineState] = {}
+        self.workers_done = 0
+        self.worker_problems: list[str] = []
         self.report: dict[str, Any] | None = None
         self.report_problem: str | None = None
+        self.usage_failed = False
         self._conn: Connection | None = None
         self.started_at = timestamp_from_datetime(_utcnow())
         if self.sign_seed is not None:
@@ -199,6 +221,15 @@ class KitRun:
     def label(self) -> str:
         return self.engine_spec or self.command or "?"
 
+    @property
+    def role(self) -> str:
+        """``worker`` / ``controller`` under pytest-xdist, else ``single``."""
+        if hasattr(self.config, "workerinput"):
+            return "worker"
+        if self.config.pluginmanager.has_plugin("dsession"):
+            return "controller"
+        return "single"
+
     def connection(self) -> Connection:
         """The run's engine connection (loaded on first use)."""
         if self._conn is None:
@@ -209,7 +240,8 @@ class KitRun:
                 engine = (load_engine(self.engine_spec) if self.engine_spec
                           else process_engine(self.command or "", timeout=self.timeout))
             except EngineLoadError as exc:
-                raise pytest.UsageError(f"cannot load the engine under test: {exc}") from None
+                raise usage_error(self.config,
+                                  f"cannot load the engine under test: {exc}") from None
             self._conn = Connection(engine, label=self.label)
         return self._conn
 
@@ -260,34 +292,20 @@ class KitRun:
         from memspec.conformance._outcomes import catalogue
 
         known = catalogue()
-        unmarked: list[str] = []
-        unknown: list[str] = []
-        found: dict[str, _ItemInfo] = {}
-        for item in items:
-            if not is_kit_item(item):
-                continue
-            kit_check = item.get_closest_marker("kit_check") is not None
-            reqs: list[str] = []
-            for mark in item.iter_markers("requirement"):
-                reqs.extend(str(arg) for arg in mark.args if str(arg) not in reqs)
-            if not reqs and not kit_check:
-                unmarked.append(item.nodeid)
-            unknown.extend(f"{item.nodeid}: {r}" for r in reqs if r not in known)
-            profiles = {known[r].profile for r in reqs if r in known}
-            for mark in item.iter_markers("profile"):
-                profiles.update(str(arg) for arg in mark.args)
-            levels = tuple(known[r].level for r in reqs if r in known)
-            found[item.nodeid] = _ItemInfo(
-                _kit_id(item), tuple(reqs), tuple(sorted(profiles)), levels, kit_check
-            )
+        found = {item.nodeid: KitItem.of(item, _kit_id(item)) for item in items
+                 if is_kit_item(item)}
+        unmarked = [nodeid for nodeid, kit in found.items()
+                    if not kit.requirements and not kit.kit_check]
+        unknown = [f"{nodeid}: {r}" for nodeid, kit in found.items()
+                   for r in kit.requirements if r not in known]
         if unmarked:
-            raise pytest.UsageError(
-                "memspec kit tests must carry @pytest.mark.requirement(...): "
+            raise usage_error(
+                config, "memspec kit tests must carry @pytest.mark.requirement(...): "
                 + ", ".join(unmarked[:20]) + (" ..." if len(unmarked) > 20 else "")
             )
         if unknown:
-            raise pytest.UsageError(
-                "memspec kit tests name requirement ids the catalogue does not have: "
+            raise usage_error(
+                config, "memspec kit tests name requirement ids the catalogue does not have: "
                 + ", ".join(unknown[:20])
             )
         if found:
@@ -321,40 +339,12 @@ class KitRun:
         info = self.items.get(item.nodeid)
         if info is None:
             return report
-        from memspec.conformance._outcomes import (
-            NOT_CLAIMED_PREFIX,
-            UNTESTABLE_PREFIX,
-            binding,
-        )
         from memspec.conformance._session import EngineSession
 
-        exc = call.excinfo.value if call.excinfo is not None else None
-        if report.skipped and not hasattr(report, "wasxfail"):
-            reason = skip_reason(report)
-            for prefix, outcome in ((NOT_CLAIMED_PREFIX, "not-claimed"),
-                                    (UNTESTABLE_PREFIX, "untestable")):
-                if reason.startswith(prefix):
-                    report.memspec_outcome = outcome  # type: ignore[attr-defined]
-                    reason = reason.removeprefix(prefix)
-            report.memspec_message = reason  # type: ignore[attr-defined]
-        elif report.failed:
-            message = f"{type(exc).__name__}: {exc}" if exc is not None else report.longreprtext
-            report.memspec_message = message[:2000]  # type: ignore[attr-defined]
-            session = getattr(item, "funcargs", {}).get("engine")
-            if isinstance(session, EngineSession) and session.transcript:
-                report.sections.append(
-                    ("memspec engine calls (latest last)",
-                     "\n".join(str(entry) for entry in session.transcript))
-                )
-            if is_fault(exc) or report.when != "call":
-                report.memspec_outcome = "errored"  # type: ignore[attr-defined]
-            elif info.levels and not any(binding(level) for level in info.levels):
-                # A SHOULD/MAY miss is a warning: shown like an xfail, never failing the run.
-                report.outcome = "skipped"
-                report.wasxfail = (
-                    "memspec: SHOULD-level requirement not met (warning): " + first_line(message)
-                )
-                report.memspec_outcome = "warning"  # type: ignore[attr-defined]
+        session = getattr(item, "funcargs", {}).get("engine")
+        transcript = session.transcript if isinstance(session, EngineSession) else []
+        mark_report(report, call.excinfo.value if call.excinfo is not None else None,
+                    info.levels, [str(entry) for entry in transcript])
         return report
 
     @pytest.hookimpl(tryfirst=True)
@@ -362,37 +352,63 @@ class KitRun:
         return report_status(report)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        info = self.items.get(report.nodeid)
-        if info is None:
+        # The xdist controller collects nothing: it learns which tests are kit tests only
+        # when the workers finish, so it keeps every result and the report picks its own.
+        if report.nodeid not in self.items and self.role != "controller":
             return
-        from memspec.conformance._outcomes import ERRORED, FAILED, PASSED, SKIPPED
+        logged = logged_outcome(report, self.results.get(report.nodeid))
+        if logged is not None:
+            self.results[report.nodeid] = logged
 
-        marked = getattr(report, "memspec_outcome", None)
-        message: str | None = getattr(report, "memspec_message", None)
-        previous = self.results.get(report.nodeid)
-        if report.when == "teardown":
-            if report.failed and (previous is None or previous[0] == PASSED):
-                self.results[report.nodeid] = (ERRORED, message)
+    # -- pytest-xdist (optional hooks: called only when xdist is installed and active)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        """Take in a finished worker's kit tests, deselections and engine state."""
+        from memspec._errors import MemspecError
+        from memspec.conformance._report import HandOver
+
+        output = getattr(node, "workeroutput", None)
+        payload = output.get(WORKER_OUTPUT_KEY) if isinstance(output, dict) else None
+        if payload is None:
+            return  # a worker that crashed
+        worker = str(getattr(node, "workerinput", {}).get("workerid", self.workers_done))
+        self.workers_done += 1
+        try:
+            handed = HandOver.from_wire(payload)
+        except MemspecError as exc:
+            self.worker_problems.append(f"kit bug: worker {worker}: {exc}")
             return
-        if report.when == "setup" and report.passed:
-            return
-        if marked == "warning":
-            outcome = FAILED
-        elif marked is not None:
-            outcome = marked
-        elif report.passed:
-            outcome = PASSED
-        elif report.failed:
-            outcome = FAILED
-        else:
-            outcome = SKIPPED
-        self.results[report.nodeid] = (outcome, message or None)
+        for nodeid, item in handed.items:
+            self.items.setdefault(nodeid, item)
+        self.deselected.update(handed.deselected)
+        if handed.engine is not None:
+            self.worker_states[worker] = handed.engine
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
+                               sched: Any) -> None:
+        """A test whose worker died (an in-process engine can take it down) is errored."""
+        from memspec.conformance._outcomes import ERRORED
+
+        report.memspec_outcome = ERRORED  # type: ignore[attr-defined]
+        report.memspec_message = (  # type: ignore[attr-defined]
+            f"{report.longrepr}: the engine crashed the xdist worker process (or was killed)"
+        )
 
     # -- the end
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         try:
-            if self.items and not self.config.option.collectonly:
+            if self.role == "worker":
+                self._hand_over()
+            elif self.worker_problems or (self.role == "controller" and self.results
+                                          and not self.workers_done):
+                self.report_problem = "; ".join(self.worker_problems) or (
+                    "no xdist worker handed over its kit tests (did every worker crash?)")
+                self.report_problem += "; no report was made"
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            elif self.items and not self.config.option.collectonly:
                 self._finish_report(session)
         finally:
             if self._conn is not None:
@@ -401,44 +417,49 @@ class KitRun:
                 except Exception as exc:  # a failing close must not hide the verdict
                     self.report_problem = f"engine close() failed: {exc}"
 
+    def _hand_over(self) -> None:
+        # An xdist worker makes no report: the controller folds every worker's share.
+        from memspec.conformance._report import HandOver
+
+        handed = HandOver(tuple(self.items.items()), tuple(sorted(self.deselected)),
+                          self._conn.state if self._conn is not None else None)
+        self.config.workeroutput[WORKER_OUTPUT_KEY] = handed.to_wire()  # type: ignore[attr-defined]
+
+    def _engine_state(self) -> EngineState | None:
+        from memspec.conformance._session import EngineState
+
+        if self.role != "controller":
+            return self._conn.state if self._conn is not None else None
+        order = sorted(self.worker_states, key=lambda w: (len(w), w))  # gw2 before gw10
+        return EngineState.merge([self.worker_states[w] for w in order])
+
     def _finish_report(self, session: pytest.Session) -> None:
         import json
 
         import memspec
         from memspec._encoding import timestamp_from_datetime
         from memspec.conformance._report import (
-            NOT_RUN,
-            TestResult,
             build_report,
             check_report,
+            fold_items,
             sign_report,
             suite_digest,
         )
 
-        tests: list[TestResult] = []
-        for nodeid, info in self.items.items():
-            if info.kit_check:
-                continue
-            outcome, message = self.results.get(nodeid, (NOT_RUN, None))
-            if nodeid in self.deselected:
-                outcome, message = NOT_RUN, "deselected"
-            tests.append(TestResult(info.kit_id, info.requirements, outcome, message))
-        conn = self._conn
+        tests, kit_checks = fold_items(self.items, self.results, self.deselected)
+        state = self._engine_state()
         report = build_report(
-            engine_info=conn.info if conn else None,
+            engine_info=state.info if state else None,
             engine_label=self.label,
-            engine_fault=(conn.abandoned or conn.start_fault) if conn else None,
-            mode=conn.mode if conn else ("process" if self.command else "in-process"),
+            engine_fault=state.fault if state else None,
+            mode=state.mode if state else ("process" if self.command else "in-process"),
             kit_version=memspec.__version__,
             tests=tests,
-            digest=suite_digest(info.kit_id for info in self.items.values()),
+            digest=suite_digest(item.kit_id for item in self.items.values()),
             started_at=self.started_at,
             finished_at=timestamp_from_datetime(_utcnow()),
         )
-        report["kit_checks"] = [
-            {"nodeid": info.kit_id, "outcome": self.results.get(nodeid, (NOT_RUN, None))[0]}
-            for nodeid, info in self.items.items() if info.kit_check
-        ]
+        report["kit_checks"] = kit_checks
         if self.sign_seed:
             from memspec._signing import SigningKey
 
@@ -463,9 +484,9 @@ class KitRun:
         from memspec.conformance._report import render_summary
 
         tr = terminalreporter
-        if config.option.collectonly:
+        if config.option.collectonly or self.role == "worker" or self.usage_failed:
             return
-        if not self.items:
+        if not self.items and self.report_problem is None:
             tr.write_sep("=", "memspec conformance")
             tr.write_line("no kit tests were collected; run: pytest --pyargs memspec.conformance "
                           f"--memspec-engine{'-cmd' if self.command else ''}=...")

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 ENGINE = Path(sys.executable).with_name("memspec-reference-engine")
 
 
@@ -57,3 +59,20 @@ def test_audit_of_a_memory_file(memspec, write, memory_file):
     first = json.loads(run.out)
     again = json.loads(memspec("audit", write("n.json", memory_file), "--format", "json").out)
     assert first == again  # content-addressed: the same input gives the same report
+
+
+def test_certify_jobs_runs_the_kit_under_xdist(memspec, tmp_path: Path, monkeypatch):
+    from memspec.cli import _kit
+    from memspec.cli._io import UsageError
+
+    assert memspec("certify", "--engine", "reference", "--jobs", "0").code == 2
+    monkeypatch.setattr(_kit.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(UsageError, match="pytest-xdist"):
+        _kit.jobs_args(2)
+    monkeypatch.undo()
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    report = tmp_path / "report.json"
+    kit = memspec("certify", "--engine", "reference", "--jobs", "2", "--report", report, "--json")
+    assert kit.code == 0, kit.out[-2000:] + kit.err[-2000:]
+    assert kit.json()["verdict"] == "certified"
+    assert json.loads(report.read_text())["mode"] == "in-process"

@@ -293,3 +293,37 @@ def test_errored_test_makes_the_requirement_errored() -> None:
     tests.append(TestResult("t::fault", ("REC-5",), "errored", "EngineFault: garbage"))
     report = _fold(["format"], tests)
     assert report["verdict"] == "errored"
+
+
+# --------------------------------------------------------------------------- xdist hand-over
+
+
+def test_kit_item_crosses_as_json_and_rejects_anything_else() -> None:
+    from memspec._errors import MemspecError
+    from memspec.conformance._outcomes import KitItem
+
+    item = KitItem("suites/test_x.py::test_y", ("REC-4",), ("format",), ("MUST",), False)
+    assert KitItem.from_wire(json.loads(json.dumps(item.to_wire()))) == item
+    for bad in (None, [], {"kit_id": 1}, {**item.to_wire(), "levels": [1]}):
+        with pytest.raises(MemspecError, match="xdist worker"):
+            KitItem.from_wire(bad)
+
+
+def test_engine_states_of_workers_merge_to_one() -> None:
+    from memspec._errors import MemspecError
+    from memspec.conformance._session import EngineState
+
+    info = {"name": "x", "profiles": ["format"]}
+    idle = EngineState(None, None, "process")  # a worker that ran no test
+    good = EngineState(info, None, "process")
+    broken = EngineState(info, "engine abandoned after 3 consecutive faults", "process")
+    assert EngineState.merge([]) is None
+    assert EngineState.merge([idle, good]) == good
+    assert EngineState.merge([good, broken]) == broken
+    assert EngineState.from_wire(json.loads(json.dumps(broken.to_wire()))) == broken
+    other = EngineState({**info, "profiles": []}, None, "process")
+    merged = EngineState.merge([good, other])
+    assert merged is not None and merged.info == info
+    assert merged.fault is not None and "differently" in merged.fault
+    with pytest.raises(MemspecError):
+        EngineState.from_wire({"info": None, "fault": None, "mode": "remote"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shlex
@@ -20,7 +21,7 @@ from memspec.cli._io import UsageError, emit, read_text, write_output
 from memspec.cli._keys import load_key
 from memspec.cli._render import badge_svg, report_html, report_markdown
 
-__all__ = ["engine_options", "register", "run_kit"]
+__all__ = ["engine_options", "jobs_args", "register", "run_kit"]
 
 
 def engine_options(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +47,18 @@ def _kit_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def jobs_args(jobs: int | None) -> list[str]:
+    """pytest's ``-n N`` for ``--jobs N`` (pytest-xdist); UsageError when xdist is missing."""
+    if jobs is None:
+        return []
+    if jobs < 1:
+        raise UsageError(f"--jobs must be a whole number of processes, at least 1 (got {jobs})")
+    if importlib.util.find_spec("xdist") is None:
+        raise UsageError("--jobs runs the kit in parallel with pytest-xdist, which is not "
+                         "installed here: pip install pytest-xdist (or leave out --jobs)")
+    return ["-n", str(jobs)]
+
+
 def run_kit(kit_args: list[str], targets: list[str], *, show_output: bool,
             report: Path) -> tuple[int, dict[str, Any] | None, str]:
     """Run pytest on the kit in a clean subprocess; return (exit code, report, output)."""
@@ -69,7 +82,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     out_dir = Path(args.out_dir).resolve()
     report_path = Path(args.report).resolve() if args.report else out_dir / "report.json"
     report_path.parent.mkdir(parents=True, exist_ok=True)
-    kit_args = _kit_args(args)
+    kit_args = _kit_args(args) + jobs_args(args.jobs)
     if args.thorough:
         kit_args.append("--memspec-thorough")
     if args.sign_key:
@@ -195,7 +208,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
             "JSON report, a Markdown summary and an SVG badge (exit 0 only when certified).",
             "  memspec certify --engine reference\n"
             "  memspec certify --engine mypkg.engine:create --report out/report.json\n"
-            "  memspec certify --engine-cmd \"node engine.js\" --out-dir certification")
+            "  memspec certify --engine-cmd \"node engine.js\" --out-dir certification\n"
+            "  memspec certify --engine reference --jobs 4")
     engine_options(p)
     p.add_argument("--out-dir", default="memspec-report",
                    help="where report.json, report.md and badge.svg go (default memspec-report)")
@@ -205,6 +219,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                    help="many more property-based examples (slower)")
     p.add_argument("--sign-key", metavar="KEYFILE",
                    help="sign the report with a key from memspec keygen")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="run the kit in N processes with pytest-xdist (installed separately); "
+                   "each loads its own engine (starts its own engine process), and the "
+                   "report is the same as a one-process run's")
     p = add("smoke", cmd_smoke, "Check that an engine adapter is wired right (handshake, reset, "
             "every claimed operation answers) before compliance is judged.",
             "  memspec smoke --engine mypkg.engine:create\n"
