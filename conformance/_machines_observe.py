@@ -1,0 +1,156 @@
+"""Observing an engine from the outside: store snapshots, attempts and rejection checks.
+
+Everything here talks to an engine only through the kit's session interface
+(``call(op, **args)``), so engine authors can reuse it in their own tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection
+from typing import Any, Protocol
+
+from hypothesis import HealthCheck, Phase, settings
+
+from memspec import MemspecError, canonical_json
+from memspec.engine import operations
+
+__all__ = [
+    "PURE_OPERATIONS",
+    "ClockLike",
+    "EngineLike",
+    "Snapshot",
+    "attempt",
+    "canon",
+    "describe_change",
+    "expect_rejected",
+    "fresh_id",
+    "kit_settings",
+    "shorten",
+    "snapshot",
+]
+
+
+class EngineLike(Protocol):
+    """What the checks need of an engine session: ``call(op, **args) -> result``."""
+
+    def call(self, operation: str, /, **arguments: Any) -> dict[str, Any]:
+        """Run one operation; raise a MemspecError (with ``code``) when the engine rejects it."""
+        ...
+
+
+class ClockLike(Protocol):
+    """A deterministic clock handing out canonical timestamps."""
+
+    def now(self) -> str:
+        """The current time."""
+        ...
+
+    def advance(self, days: float = 0, hours: float = 0, seconds: float = 0,
+                ms: int = 0) -> str:
+        """Move forward and return the new time."""
+        ...
+
+#: Operations that read and write no engine state: expect_rejected skips its store check.
+PURE_OPERATIONS = frozenset(
+    name for name, op in operations().items() if op["profile"] in ("format", "signing")
+) | {"is_legal", "lifecycle", "embed"}
+
+#: A store as the engine shows it: record id -> canonical bytes of every version, oldest first.
+Snapshot = dict[str, tuple[bytes, ...]]
+
+
+def kit_settings() -> settings:
+    """Hypothesis settings for kit tests: the active profile (the kit's fast one, or the
+    one ``--memspec-thorough`` loads), with no deadline and no health checks.
+
+    Shrinking replays a failing example over and over against the engine, which can take
+    minutes (and a broken engine may fault on every replay), so only a thorough run (many
+    examples) shrinks; a fast run reports the first failure found, whose message names
+    the requirement.
+    """
+    active = settings.default
+    thorough = active is not None and active.max_examples > 50
+    phases = tuple(Phase) if thorough else (Phase.explicit, Phase.reuse, Phase.generate)
+    return settings(deadline=None, suppress_health_check=list(HealthCheck), phases=phases,
+                    report_multiple_bugs=False)
+
+
+def canon(value: Any) -> bytes:
+    """Canonical JSON bytes, the kit's notion of "the same artifact"."""
+    return canonical_json(value)
+
+
+def fresh_id(seed: str) -> str:
+    """A well-formed record id that no record built by the kit carries."""
+    return "mem:" + hashlib.sha256(f"memspec-kit-phantom:{seed}".encode()).hexdigest()[:32]
+
+
+def snapshot(engine: EngineLike) -> Snapshot:
+    """Every record and every version the engine holds (via iterate and history)."""
+    out: Snapshot = {}
+    for latest in engine.call("iterate")["records"]:
+        versions = engine.call("history", id=latest["id"])["records"]
+        out[latest["id"]] = tuple(canon(v) for v in versions)
+    return out
+
+
+def describe_change(before: Snapshot, after: Snapshot) -> str:
+    """A short account of how two snapshots differ ("" when they are equal)."""
+    notes: list[str] = []
+    for rid in sorted(set(before) | set(after)):
+        old, new = before.get(rid, ()), after.get(rid, ())
+        if old == new:
+            continue
+        if not old:
+            notes.append(f"{rid} appeared with {len(new)} version(s)")
+        elif not new:
+            notes.append(f"{rid} disappeared (had {len(old)} version(s))")
+        elif new[: len(old)] == old:
+            notes.append(f"{rid} gained {len(new) - len(old)} version(s)")
+        else:
+            notes.append(f"{rid} changed its stored versions ({len(old)} -> {len(new)})")
+    return "; ".join(notes)
+
+
+def attempt(engine: EngineLike, operation: str, /,
+            **arguments: Any) -> tuple[dict[str, Any] | None, MemspecError | None]:
+    """Run an operation, returning (result, None) or (None, the engine's error)."""
+    try:
+        return engine.call(operation, **arguments), None
+    except MemspecError as exc:
+        return None, exc
+
+
+def expect_rejected(engine: EngineLike, operation: str, classes: str | Collection[str],
+                    requirement: str, what: str, /, **arguments: Any) -> str:
+    """Assert the engine rejects the call with one of ``classes`` and writes nothing.
+
+    The store is compared before and after, except around pure operations (which
+    touch no state, so a format-only engine needs no store to be checked).
+    Returns the error class the engine reported.
+    """
+    allowed = {classes} if isinstance(classes, str) else set(classes)
+    pure = operation in PURE_OPERATIONS
+    before = {} if pure else snapshot(engine)
+    result, error = attempt(engine, operation, **arguments)
+    after = {} if pure else snapshot(engine)
+    change = describe_change(before, after)
+    assert error is not None, (
+        f"{requirement}: {what} was accepted by {operation} (expected a "
+        f"{'/'.join(sorted(allowed))} error); result {shorten(result)}"
+        + (f"; it wrote: {change}" if change else "")
+    )
+    assert error.code in allowed, (
+        f"{requirement}: {what} was rejected by {operation} with error class "
+        f"{error.code!r}, expected {'/'.join(sorted(allowed))} ({error})"
+    )
+    assert not change, f"{requirement}: {what} was rejected but {operation} still wrote: {change}"
+    return error.code
+
+
+def shorten(value: Any, limit: int = 300) -> str:
+    """``repr(value)``, cut to ``limit`` characters for assertion messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+

@@ -1,0 +1,128 @@
+"""The server end of the process protocol: :func:`serve` runs an in-process engine."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from contextlib import redirect_stdout
+from typing import IO, Any
+
+from memspec._canonical import DEFAULT_LIMITS
+from memspec._errors import ERROR_CLASSES, MemspecError
+from memspec._protocol_messages import (
+    INTERNAL,
+    PROTOCOL,
+    decode_message,
+    encode_message,
+    error_response,
+    ok_response,
+)
+from memspec.engine import PROTOCOL_VERSION, SPEC_VERSION, Engine
+
+__all__ = ["serve"]
+
+# The public module's name, so logging configured for memspec.protocol still applies.
+log = logging.getLogger("memspec.protocol")
+
+#: Largest request id (the integers every JSON implementation reads exactly).
+_MAX_ID = 2**53 - 1
+
+
+def _wire_error(exc: MemspecError) -> tuple[str, str, str | None]:
+    if exc.code in ERROR_CLASSES:
+        return exc.code, str(exc), exc.requirement
+    # A MemspecError outside the error classes is an engine bug, not a rejection class.
+    return INTERNAL, f"unclassified error ({exc.code!r}): {exc}", exc.requirement
+
+
+def _handle(engine: Engine, line: bytes) -> tuple[dict[str, Any], bool]:
+    """Answer one request line; the flag says whether the session ends."""
+    try:
+        message = decode_message(line)
+    except (UnicodeDecodeError, ValueError) as exc:
+        return error_response(None, PROTOCOL, f"request line is not JSON: {exc}"), False
+    except RecursionError:
+        return error_response(None, "limit", "request line nests too deeply"), False
+    if not isinstance(message, dict):
+        return error_response(None, PROTOCOL, "a request is a JSON object"), False
+    rid = message.get("id")
+    if not isinstance(rid, int) or isinstance(rid, bool) or not 0 <= rid <= _MAX_ID:
+        return error_response(None, PROTOCOL,
+                              "request id must be an integer from 0 to 2**53 - 1"), False
+    op = message.get("op")
+    args = message.get("args", {})
+    if not isinstance(op, str) or not isinstance(args, dict):
+        return error_response(rid, PROTOCOL, "a request has op (string) and args (object)"), False
+    try:
+        if op == "hello":
+            if args.get("protocol") != PROTOCOL_VERSION:
+                return error_response(
+                    rid, PROTOCOL,
+                    f"this engine speaks {PROTOCOL_VERSION}, not {args.get('protocol')!r}",
+                ), False
+            if args.get("spec_version") != SPEC_VERSION:
+                return error_response(
+                    rid, PROTOCOL,
+                    f"this engine implements {SPEC_VERSION}, not {args.get('spec_version')!r}",
+                ), False
+            return ok_response(rid, engine.describe()), False
+        if op == "bye":
+            return ok_response(rid, {}), True
+        result = engine.call(op, args)
+        if not isinstance(result, dict):
+            return error_response(
+                rid, INTERNAL, f"engine returned {type(result).__name__} for {op!r}, not an object"
+            ), False
+        encode_message(result)  # fail here, as an internal error, if it is not JSON
+        return ok_response(rid, result), False
+    except MemspecError as exc:
+        code, text, requirement = _wire_error(exc)
+        return error_response(rid, code, text, requirement), False
+    except Exception as exc:
+        log.exception("operation %r failed inside the engine", op)
+        return error_response(rid, INTERNAL, f"{type(exc).__name__}: {exc}"), False
+
+
+def serve(engine: Engine, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> int:
+    """Serve ``engine`` over the process protocol until ``bye`` or end of input; return 0.
+
+    ``stdin``/``stdout`` default to the process's binary standard streams. While
+    serving on the real stdout, anything the engine prints goes to stderr, so
+    stdout carries protocol messages only (PROTO-1). Logs go to stderr.
+    """
+    inp = stdin if stdin is not None else sys.stdin.buffer
+    out = stdout if stdout is not None else sys.stdout.buffer
+    guard = redirect_stdout(sys.stderr) if stdout is None else None
+    try:
+        if guard is not None:
+            guard.__enter__()
+        limit = DEFAULT_LIMITS.max_text_bytes
+        while raw := inp.readline(limit + 1):
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                while (rest := inp.readline(limit + 1)) and not rest.endswith(b"\n"):
+                    pass  # skip the rest of the oversized line without keeping it
+                response, stop = error_response(
+                    None, "limit", f"request line exceeds {limit} bytes"), False
+            else:
+                line = raw.rstrip(b"\r\n")
+                if not line.strip():
+                    continue
+                response, stop = _handle(engine, line)
+            try:
+                data = encode_message(response)
+            except (TypeError, ValueError) as exc:
+                data = encode_message(error_response(
+                    response.get("id"), INTERNAL, f"response is not JSON: {exc}"
+                ))
+            out.write(data)
+            out.flush()
+            if stop:
+                break
+        return 0
+    finally:
+        if guard is not None:
+            guard.__exit__(None, None, None)
+        try:
+            engine.close()
+        except Exception:
+            log.exception("engine.close() failed")
