@@ -3,31 +3,26 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from memspec._errors import MemspecError
 from memspec._record import record_id
-from memspec.selftest.faults import (
-    Fault,
-    Inner,
-    Json,
-    Stateful,
-    after,
-    before,
-    evolve,
-    only,
+from memspec.selftest._shapes import (
+    InsertionOrder,
+    Watcher,
+    all_records,
+    propose,
+    put,
+    stored,
+    then,
 )
-from memspec.selftest.faults_lifecycle import Hidden, stored
+from memspec.selftest.faults import Fault, Inner, Json, after, before, evolve, only
+from memspec.selftest.faults_lifecycle import Hidden
 
 __all__ = ["FAULTS"]
 
 PASSES = ("exact-dedup", "near-dup", "contradiction", "resolution", "promotion", "flag-sweep")
 _C = "consolidate"
-
-
-def _records(inner: Inner) -> list[Json]:
-    return list(inner("iterate", {})["records"])
 
 
 def _add_action(report: Json, action: Json) -> None:
@@ -45,17 +40,6 @@ def _action(pass_name: str, action: str, ids: list[str], before_: list[str],
             "after": after_, "reason": reason}
 
 
-def _consolidate_then(extra: Callable[[Json, Json, Inner], None]) -> Any:
-    """consolidate, then ``extra(report, args, inner)`` does something more to the store."""
-
-    def run(op: str, args: Json, inner: Inner) -> Json:
-        report = inner(op, args)
-        extra(report, args, inner)
-        return report
-
-    return only(_C, run)
-
-
 def _sweep_first(result: Json, args: Json) -> Json:
     actions = result["actions"]
     result["actions"] = ([a for a in actions if a["pass"] == "flag-sweep"]
@@ -64,13 +48,13 @@ def _sweep_first(result: Json, args: Json) -> Json:
 
 
 def _revive_evidence(report: Json, args: Json, inner: Inner) -> None:
-    records = {r["id"]: r for r in _records(inner)}
+    records = {r["id"]: r for r in all_records(inner)}
     for rule in [r for r in records.values() if r["type"] == "rule" and r["state"] == "active"]:
         for rid in rule["evidence"]:
             old = records.get(rid)
             if old and old["state"] == "archived" and "redacted" not in old:
-                inner("put", {"record": evolve(old, str(args.get("now")), state="active",
-                                               state_reason=None, superseded_by=None)})
+                put(inner, evolve(old, str(args.get("now")), state="active",
+                                  state_reason=None, superseded_by=None))
                 records[rid] = {**old, "state": "active"}
                 _add_action(report, _action("flag-sweep", "revive-evidence", [rid],
                                             ["archived"], ["active"],
@@ -85,21 +69,14 @@ def _stale_after(result: Json, args: Json) -> Json:
     return result
 
 
-class _ReasonNamesInsertion(Stateful):
+class _ReasonNamesInsertion(InsertionOrder):
     """Each action's reason says when its first record was put (order leaks into reports)."""
 
-    def forget(self) -> None:
-        self.order: dict[str, int] = {}
-
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
-        record = args.get("record")
-        if op == "put" and isinstance(record, dict):
-            self.order.setdefault(str(record.get("id")), len(self.order) + 1)
-        elif op == _C:
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op == _C:
             for action in result["actions"]:
                 first = action["record_ids"][0] if action["record_ids"] else ""
-                action["reason"] += f" (first seen as record #{self.order.get(first, 0)})"
+                action["reason"] += f" (first seen as record #{self.order.get(first, -1) + 1})"
         return result
 
 
@@ -108,7 +85,7 @@ def _same_content(a: Json, b: Json) -> bool:
 
 
 def _dedup_archived_copies(report: Json, args: Json, inner: Inner) -> None:
-    records = _records(inner)
+    records = all_records(inner)
     for action in [a for a in report["actions"] if a["pass"] == "exact-dedup"]:
         keeper = next((r for r in records if r["id"] in action["record_ids"]
                        and r["state"] == "active"), None)
@@ -117,9 +94,8 @@ def _dedup_archived_copies(report: Json, args: Json, inner: Inner) -> None:
         for other in records:
             if (other["state"] == "archived" and other["id"] != keeper["id"]
                     and "redacted" not in other and _same_content(other, keeper)):
-                inner("put", {"record": evolve(other, str(args.get("now")),
-                                               superseded_by=keeper["id"],
-                                               state_reason="a duplicate of the keeper")})
+                put(inner, evolve(other, str(args.get("now")), superseded_by=keeper["id"],
+                                  state_reason="a duplicate of the keeper"))
                 _add_action(report, _action("exact-dedup", "link-archived-copy", [other["id"]],
                                             ["archived"], ["archived"], "archived duplicate"))
 
@@ -130,7 +106,7 @@ def _merge_without_evidence(report: Json, args: Json, inner: Inner) -> None:
             record = stored(inner, rid)
             if record and record["state"] == "active" and record["evidence"] \
                     and record["type"] != "rule":
-                inner("put", {"record": evolve(record, str(args.get("now")), evidence=[])})
+                put(inner, evolve(record, str(args.get("now")), evidence=[]))
 
 
 def _resolve_at_once(report: Json, args: Json, inner: Inner) -> None:
@@ -155,7 +131,7 @@ _NEGATORS = re.compile(r"\b(?:not|never|no)\b|[^\w\s]")
 
 
 def _episodes_contradict(report: Json, args: Json, inner: Inner) -> None:
-    episodes = [r for r in _records(inner) if r["type"] == "episode" and r["state"] == "active"]
+    episodes = [r for r in all_records(inner) if r["type"] == "episode" and r["state"] == "active"]
     used: set[str] = set()
     for i, a in enumerate(episodes):
         for b in episodes[i + 1:]:
@@ -164,9 +140,8 @@ def _episodes_contradict(report: Json, args: Json, inner: Inner) -> None:
             if " ".join(_NEGATORS.sub(" ", a["body"].lower()).split()) != \
                     " ".join(_NEGATORS.sub(" ", b["body"].lower()).split()):
                 continue
-            inner("apply_proposal", {"now": args.get("now"), "proposal": {
-                "kind": "transition", "record": None, "target_id": a["id"],
-                "other_id": b["id"], "reason": "the episodes contradict each other"}})
+            propose(inner, args.get("now"), "transition", target_id=a["id"],
+                    other_id=b["id"], reason="the episodes contradict each other")
             used |= {a["id"], b["id"]}
             _add_action(report, _action("contradiction", "transition", [a["id"], b["id"]],
                                         ["active", "active"], ["transitional", "transitional"],
@@ -181,7 +156,7 @@ def _lower_threshold(args: Json) -> Json:
 
 
 def _promote_again(report: Json, args: Json, inner: Inner) -> None:
-    records = _records(inner)
+    records = all_records(inner)
     episodes = {r["id"]: r for r in records if r["type"] == "episode" and r["state"] == "active"}
     for rule in [r for r in records if r["type"] == "rule" and r["state"] == "active"]:
         cited = [episodes[e] for e in rule["evidence"] if e in episodes]
@@ -194,27 +169,25 @@ def _promote_again(report: Json, args: Json, inner: Inner) -> None:
                  "created_at": args.get("now"), "updated_at": args.get("now"),
                  "flagged": False, "flag_reason": None, "signed_by": None, "signature": ""}
         again["id"] = record_id(again)
-        inner("apply_proposal", {"now": args.get("now"), "proposal": {
-            "kind": "create", "record": again, "target_id": None, "other_id": None,
-            "reason": "promoted again"}})
+        propose(inner, args.get("now"), "create", record=again, reason="promoted again")
         _add_action(report, _action("promotion", "promote", [again["id"], *group], [],
                                     ["active"] + [episodes[g]["state"] for g in group],
                                     "episodes share a signature"))
 
 
 def _unflag(inner: Inner, rule: Json, now: Any) -> None:
-    inner("put", {"record": evolve(rule, str(now), flagged=False, flag_reason=None)})
+    put(inner, evolve(rule, str(now), flagged=False, flag_reason=None))
 
 
 def _missing_counts_live(report: Json, args: Json, inner: Inner) -> None:
-    for rule in _records(inner):
+    for rule in all_records(inner):
         if rule["type"] == "rule" and rule["flagged"] and all(
                 stored(inner, e) is None for e in rule["evidence"]):
             _unflag(inner, rule, args.get("now"))
 
 
 def _redacted_counts_live(report: Json, args: Json, inner: Inner) -> None:
-    for rule in _records(inner):
+    for rule in all_records(inner):
         evidence = [stored(inner, e) for e in rule["evidence"]]
         if rule["type"] == "rule" and rule["flagged"] and any(
                 e is not None and e.get("redacted") for e in evidence):
@@ -240,9 +213,8 @@ def _archive_protected(protection: str) -> Any:
         report = inner(op, args)
         for entry in [p for p in report["protected"] if p["protection"] == protection]:
             try:
-                inner("apply_proposal", {"now": args.get("now"), "proposal": {
-                    "kind": "archive", "record": None, "target_id": entry["id"],
-                    "other_id": None, "reason": "salience below the threshold"}})
+                propose(inner, args.get("now"), "archive", target_id=entry["id"],
+                        reason="salience below the threshold")
             except MemspecError:
                 continue
             report["protected"].remove(entry)
@@ -257,18 +229,19 @@ def _hide_protections(result: Json, args: Json) -> Json:
     return result
 
 
-class _SalienceInRecord(Stateful):
+class _SalienceInRecord(Watcher):
     """Records archived by decay come back carrying their touch count as a field."""
 
     def forget(self) -> None:
         self.decayed: set[str] = set()
 
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
+    def note(self, op: str, args: Json, result: Json) -> None:
         if op == "decay":
             self.decayed.update(result["archived"])
-        elif op == "get" and result["record"]["id"] in self.decayed:
-            result = {"record": {**result["record"], "touches": 0}}
+
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op == "get" and result["record"]["id"] in self.decayed:
+            return {"record": {**result["record"], "touches": 0}}
         return result
 
 
@@ -278,7 +251,7 @@ FAULTS = (
           after(_C, _sweep_first)),
     Fault("consolidation-revives-archived", "CONS-2", "consolidation",
           "consolidation brings archived rule evidence back to active without any proposal",
-          _consolidate_then(_revive_evidence)),
+          then(_C, _revive_evidence)),
     Fault("report-after-states-wrong", "CONS-3", "consolidation",
           "the report gives each record's before state as its after state",
           after(_C, _stale_after)),
@@ -286,31 +259,31 @@ FAULTS = (
           "action reasons name the order records were put in", _ReasonNamesInsertion()),
     Fault("dedup-rewrites-archived-copy", "CONS-5", "consolidation",
           "exact dedup also rewrites archived copies of the keeper",
-          _consolidate_then(_dedup_archived_copies)),
+          then(_C, _dedup_archived_copies)),
     Fault("merge-drops-evidence", "CONS-6", "consolidation",
           "the merged record of a near-dup merge loses its evidence links",
-          _consolidate_then(_merge_without_evidence)),
+          then(_C, _merge_without_evidence)),
     Fault("contradiction-overwrites-one-side", "CONS-7", "consolidation",
           "a detected contradiction is settled at once: the second side is superseded",
-          _consolidate_then(_resolve_at_once)),
+          then(_C, _resolve_at_once)),
     Fault("deferred-pairs-dropped", "CONS-8", "consolidation",
           "further contradiction pairs of a record are dropped instead of reported deferred",
           after(_C, _drop_deferred)),
     Fault("episodes-contradict", "CONS-9", "consolidation",
           "episodes that differ by a negation are put into a transition",
-          _consolidate_then(_episodes_contradict)),
+          then(_C, _episodes_contradict)),
     Fault("promotion-below-threshold", "CONS-10", "consolidation",
           "promotion fires one episode below the configured threshold",
           before(_C, _lower_threshold)),
     Fault("promotion-twice", "CONS-10", "consolidation",
           "a signature gaining an episode is promoted again into a second rule",
-          _consolidate_then(_promote_again)),
+          then(_C, _promote_again)),
     Fault("sweep-treats-missing-as-live", "CONS-11", "consolidation",
           "the flag sweep counts missing evidence as live and unflags the rule",
-          _consolidate_then(_missing_counts_live)),
+          then(_C, _missing_counts_live)),
     Fault("redacted-evidence-stays-live", "RED-8", "redaction",
           "the flag sweep counts redacted evidence as live",
-          _consolidate_then(_redacted_counts_live)),
+          then(_C, _redacted_counts_live)),
     Fault("decayed-records-vanish", "DEC-1", "decay",
           "records archived by decay disappear from the store's listings", _DecayedVanish()),
     Fault("decay-archives-transitional", "DEC-2", "decay",

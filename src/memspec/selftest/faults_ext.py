@@ -12,22 +12,23 @@ import copy
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any
 
 from memspec._canonical import canonical_json
 from memspec._encoding import check_timestamp
 from memspec._errors import MemspecError
-from memspec.selftest.faults import (
-    Fault,
-    Inner,
-    Json,
-    Stateful,
-    after,
-    before,
-    evolve,
-    only,
-    phantom_id,
+from memspec.selftest._shapes import (
+    Factories,
+    Watcher,
+    drop_arg,
+    propose,
+    put,
+    put_record,
+    records_in,
+    rescue,
+    set_arg,
+    then,
 )
+from memspec.selftest.faults import Fault, Inner, Json, after, before, evolve, only, phantom_id
 
 __all__ = ["EXTENSION_FAULTS", "faulty"]
 
@@ -126,24 +127,6 @@ def _bad_falsifiable(record: Json) -> bool:
 # -- recall rewrites --------------------------------------------------------------------------
 
 
-def _flag(name: str, value: bool) -> Callable[[Json], Json]:
-    def change(args: Json) -> Json:
-        args[name] = value
-        return args
-
-    return change
-
-
-def _drop_arg(name: str, when: Callable[[object], bool] = lambda v: True
-              ) -> Callable[[Json], Json]:
-    def change(args: Json) -> Json:
-        if name in args and when(args[name]):
-            del args[name]
-        return args
-
-    return change
-
-
 def _unmark(mark: str, keep: Callable[[Json], bool] = lambda e: False
             ) -> Callable[[Json, Json], Json]:
     def change(result: Json, args: Json) -> Json:
@@ -166,18 +149,19 @@ def _hypotheses_first(result: Json, args: Json) -> Json:
     return result
 
 
-class _TouchPromotes(Stateful):
+class _TouchPromotes(Watcher):
     """A touched hypothesis loses its label: use turns it into a fact."""
 
     def forget(self) -> None:
         self.touched: set[str] = set()
 
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
+    def note(self, op: str, args: Json, result: Json) -> None:
         if op == "touch":
             self.touched.add(str(args.get("id")))
-        elif op == _R:
-            result = _unmark("hypothesis", lambda e: e["record"]["id"] not in self.touched)(
+
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op == _R:
+            return _unmark("hypothesis", lambda e: e["record"]["id"] not in self.touched)(
                 copy.deepcopy(result), args)
         return result
 
@@ -185,13 +169,11 @@ class _TouchPromotes(Stateful):
 # -- time travel ------------------------------------------------------------------------------
 
 
-def _as_of_writes(op: str, args: Json, inner: Inner) -> Json:
-    result = inner(op, args)
+def _as_of_writes(result: Json, args: Json, inner: Inner) -> None:
     if "as_of" in args:
         for record in result.get("records", []):
             latest = inner("get", {"id": record["id"]})["record"]
-            inner("put", {"record": evolve(latest, latest["updated_at"])})
-    return result
+            put(inner, evolve(latest, latest["updated_at"]))
 
 
 # -- observe and falsify ----------------------------------------------------------------------
@@ -207,31 +189,17 @@ def _observe_keeps_signature(op: str, args: Json, inner: Inner) -> Json:
     return result
 
 
-def _anyway(fallback: Callable[[Json, Inner], Json]) -> Callable[[str, Json, Inner], Json]:
-    def run(op: str, args: Json, inner: Inner) -> Json:
-        try:
-            return inner(op, args)
-        except MemspecError as exc:
-            if exc.code != "lifecycle":
-                raise
-            return fallback(args, inner)
-
-    return run
-
-
-def _observe_forced(args: Json, inner: Inner) -> Json:
+def _observe_forced(op: str, args: Json, inner: Inner) -> Json:
     latest = inner("get", {"id": args["id"]})["record"]
     now = max(str(args["now"]), latest["updated_at"])
     version = evolve(latest, now, x_observed_at=now)
-    inner("put", {"record": version})
+    put(inner, version)
     return {"record": version}
 
 
-def _falsify_forced(args: Json, inner: Inner) -> Json:
+def _falsify_forced(op: str, args: Json, inner: Inner) -> Json:
     reason = str(args.get("reason") or "").strip() or "falsified"
-    inner("apply_proposal", {"now": args["now"], "proposal": {
-        "kind": "archive", "record": None, "target_id": args["id"], "other_id": None,
-        "reason": reason}})
+    propose(inner, args["now"], "archive", target_id=args["id"], reason=reason)
     return {"record": inner("get", {"id": args["id"]})["record"]}
 
 
@@ -248,16 +216,14 @@ def _hide_history(result: Json, args: Json) -> Json:
 
 
 def _hide_expiry_reason(result: Json, args: Json) -> Json:
-    records = [result["record"]] if "record" in result else result.get("records", [])
-    for record in records:
+    for record in records_in(result):
         if str(record.get("state_reason") or "").startswith("expired"):
             record["state_reason"] = "decayed"
     return result
 
 
 def _drop_expiry_when_archived(result: Json, args: Json) -> Json:
-    records = [result["record"]] if "record" in result else result.get("records", [])
-    for record in records:
+    for record in records_in(result):
         if record.get("state") == "archived":
             record.pop("x_expires_at", None)
     return result
@@ -282,23 +248,24 @@ def _audit_no_supersessions(result: Json, args: Json) -> Json:
     return _redigest(result)
 
 
-class _AuditLeaks(Stateful):
+class _AuditLeaks(Watcher):
     """Remembers what was put, and names the destroyed content in the redaction log."""
 
     def forget(self) -> None:
         self.bodies: dict[str, str] = {}
 
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
-        record = args.get("record")
-        if op == "put" and isinstance(record, dict) and isinstance(record.get("body"), str):
+    def note(self, op: str, args: Json, result: Json) -> None:
+        record = put_record(op, args)
+        if record is not None and isinstance(record.get("body"), str):
             self.bodies.setdefault(str(record.get("id")), record["body"])
-        elif op == "audit":
-            result = copy.deepcopy(result)
-            for entry in result["report"]["redactions"]:
-                entry["reason"] += f" (it said: {self.bodies.get(entry['id'], '?')})"
-            result = _redigest(result)
-        return result
+
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op != "audit":
+            return result
+        result = copy.deepcopy(result)
+        for entry in result["report"]["redactions"]:
+            entry["reason"] += f" (it said: {self.bodies.get(entry['id'], '?')})"
+        return _redigest(result)
 
 
 def _audit_pretty_digest(result: Json, args: Json) -> Json:
@@ -318,9 +285,9 @@ EXTENSION_FAULTS: tuple[Fault, ...] = (
           "a malformed x_expires_at is silently dropped instead of rejected",
           before(_PUT, _drop_if(("x_expires_at",), _bad_expiry))),
     Fault("expired-still-recalled", "XEXP-2", "x-expiry",
-          "default recall includes expired records", before(_R, _flag("include_expired", True))),
+          "default recall includes expired records", before(_R, set_arg("include_expired", True))),
     Fault("include-expired-ignored", "XEXP-3", "x-expiry",
-          "recall ignores include_expired", before(_R, _flag("include_expired", False))),
+          "recall ignores include_expired", before(_R, set_arg("include_expired", False))),
     Fault("expiry-reason-hidden", "XEXP-4", "x-expiry",
           "records archived for expiry read back with a generic reason",
           after(("get", "history"), _hide_expiry_reason)),
@@ -331,17 +298,17 @@ EXTENSION_FAULTS: tuple[Fault, ...] = (
           "default recall leaves out every record with an expiry, even a future one",
           after(_R, _hide_any_expiry)),
     Fault("list-as-of-ignored", "XTT-1", "x-time-travel",
-          "list answers the latest versions whatever as_of says", before("list",
-                                                                       _drop_arg("as_of"))),
+          "list answers the latest versions whatever as_of says",
+          before("list", drop_arg("as_of"))),
     Fault("recall-as-of-ignored", "XTT-2", "x-time-travel",
           "recall answers from the latest versions whatever as_of says",
-          before(_R, _drop_arg("as_of"))),
+          before(_R, drop_arg("as_of"))),
     Fault("as-of-unchecked", "XTT-3", "x-time-travel",
           "a malformed as_of is ignored instead of rejected",
-          before(("list", _R), _drop_arg("as_of", _bad_timestamp))),
+          before(("list", _R), drop_arg("as_of", _bad_timestamp))),
     Fault("as-of-writes", "XTT-4", "x-time-travel",
           "a list as of a past instant rewrites each listed record",
-          only("list", _as_of_writes)),
+          then("list", _as_of_writes)),
     Fault("provenance-unchecked", "XPROV-1", "x-provenance",
           "malformed x_observed_at / x_derivation are silently dropped",
           before(_PUT, _drop_if(("x_observed_at", "x_derivation"), _bad_provenance))),
@@ -352,7 +319,7 @@ EXTENSION_FAULTS: tuple[Fault, ...] = (
           only("observe", _observe_keeps_signature)),
     Fault("observe-anything", "XPROV-4", "x-provenance",
           "observe writes a version of archived records and ignores a stale now",
-          only("observe", _anyway(_observe_forced))),
+          rescue("observe", "lifecycle", _observe_forced)),
     Fault("hypothesis-unmarked", "XHYP-1", "x-hypothesis",
           "recall never marks hypotheses", after(_R, _unmark("hypothesis"))),
     Fault("hypotheses-first", "XHYP-2", "x-hypothesis",
@@ -368,7 +335,7 @@ EXTENSION_FAULTS: tuple[Fault, ...] = (
           after("falsify", _plain_reason)),
     Fault("falsify-anything", "XFALS-3", "x-falsifiability",
           "falsify archives records without x_falsifiable or already archived",
-          only("falsify", _anyway(_falsify_forced))),
+          rescue("falsify", "lifecycle", _falsify_forced)),
     Fault("falsify-drops-history", "XFALS-4", "x-falsifiability",
           "the history of a falsified record shows only its last version",
           after("history", _hide_history)),
@@ -385,26 +352,5 @@ EXTENSION_FAULTS: tuple[Fault, ...] = (
 )
 
 
-class _Factories:
-    """``faulty.<name>``: a zero-argument factory of the reference engine behind that fault."""
-
-    def __getattr__(self, attribute: str) -> Callable[[], Any]:
-        if attribute.startswith("__"):
-            raise AttributeError(attribute)
-        name = attribute.replace("_", "-")
-        fault = next((f for f in EXTENSION_FAULTS if f.name == name), None)
-        if fault is None:
-            raise AttributeError(f"no extension fault named {name!r}")
-
-        def build() -> Any:
-            from memspec.reference.engine import create_engine
-            from memspec.selftest.engines import FaultyEngine
-
-            return FaultyEngine(create_engine(), fault)
-
-        build.__name__ = attribute
-        return build
-
-
 #: Factories of the faulty engines of this module, by fault name (``-`` spelled ``_``).
-faulty = _Factories()
+faulty = Factories(EXTENSION_FAULTS, "extension")

@@ -10,10 +10,10 @@ the faults are registered in :func:`memspec.selftest.faults.all_faults`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from memspec._errors import RecordError
+from memspec.selftest._shapes import Factories
 from memspec.selftest.faults import Fault, Inner, Json, error_code, only
 
 __all__ = ["EXTENSION_INGEST_FAULTS", "faulty"]
@@ -65,26 +65,5 @@ EXTENSION_INGEST_FAULTS: tuple[Fault, ...] = (
 )
 
 
-class _Factories:
-    """``faulty.<name>``: a zero-argument factory of the reference engine behind that fault."""
-
-    def __getattr__(self, attribute: str) -> Callable[[], Any]:
-        if attribute.startswith("__"):
-            raise AttributeError(attribute)
-        name = attribute.replace("_", "-")
-        fault = next((f for f in EXTENSION_INGEST_FAULTS if f.name == name), None)
-        if fault is None:
-            raise AttributeError(f"no XEXT-4 fault named {name!r}")
-
-        def build() -> Any:
-            from memspec.reference.engine import create_engine
-            from memspec.selftest.engines import FaultyEngine
-
-            return FaultyEngine(create_engine(), fault)
-
-        build.__name__ = attribute
-        return build
-
-
 #: Factories of the faulty engines of this module, by fault name (``-`` spelled ``_``).
-faulty = _Factories()
+faulty = Factories(EXTENSION_INGEST_FAULTS, "XEXT-4")

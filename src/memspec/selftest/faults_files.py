@@ -10,16 +10,16 @@ from memspec._errors import MemspecError
 from memspec._file import FORMAT_VERSION, file_payload, sign_file
 from memspec._signing import CONTEXT_MEMORY_FILE, SigningKey, verify_by_address
 from memspec.engine import operations
-from memspec.selftest.faults import (
-    Fault,
-    Inner,
-    Json,
-    Stateful,
-    before,
-    only,
-    per_op,
+from memspec.selftest._shapes import (
+    InsertionOrder,
+    Watcher,
+    history_of,
+    map_records,
+    put,
+    rescue,
+    still_writes,
 )
-from memspec.selftest.faults_store import history_of
+from memspec.selftest.faults import Fault, Inner, Json, Stateful, before, only
 
 __all__ = ["FAULTS"]
 
@@ -72,45 +72,39 @@ def _file_level_only(memory_file: Json, required: bool) -> bool:
     return True
 
 
-def _ignore_record_signatures(op: str, args: Json, inner: Inner) -> Json:
-    try:
-        return inner(op, args)
-    except MemspecError as exc:
-        required = bool(args.get("require_signature", args.get("verify")))
-        if exc.code != "signature" or not _file_level_only(_file(args), required):
-            raise
-        if op == "load":
-            return inner(op, {**args, "verify": False})
-        return {}
+def _ignore_record_signatures(op: str, args: Json, inner: Inner) -> Json | None:
+    required = bool(args.get("require_signature", args.get("verify")))
+    if not _file_level_only(_file(args), required):
+        return None
+    if op == "load":
+        return inner(op, {**args, "verify": False})
+    return {}
 
 
-class _ExportInInsertionOrder(Stateful):
+class _ExportInInsertionOrder(InsertionOrder):
     """Export lists records in the order they were first put or loaded."""
 
-    def forget(self) -> None:
-        self.order: dict[str, int] = {}
-
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
-        if op == "put" and isinstance(args.get("record"), dict):
-            self.order.setdefault(str(args["record"].get("id")), len(self.order))
-        elif op == "load":
+    def note(self, op: str, args: Json, result: Json) -> None:
+        super().note(op, args, result)
+        if op == "load":
             for rid in result["loaded"]:
-                self.order.setdefault(rid, len(self.order))
-        elif op == "export":
-            memory_file = copy.deepcopy(result["file"])
-            memory_file["records"].sort(key=lambda r: self.order.get(r["id"], len(self.order)))
-            if isinstance(args.get("seed_hex"), str):
-                memory_file = sign_file(memory_file, SigningKey.from_hex(args["seed_hex"]))
-            result = {"file": memory_file}
-        return result
+                self.first_seen(rid)
+
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op != "export":
+            return result
+        memory_file = copy.deepcopy(result["file"])
+        memory_file["records"].sort(key=lambda r: self.order.get(r["id"], len(self.order)))
+        if isinstance(args.get("seed_hex"), str):
+            memory_file = sign_file(memory_file, SigningKey.from_hex(args["seed_hex"]))
+        return {"file": memory_file}
 
 
 def _load_overwrites(op: str, args: Json, inner: Inner) -> Json:
     overwritten = []
     for record in _file(args).get("records") or []:
         if isinstance(record, dict) and history_of(inner, record.get("id")):
-            inner("put", {"record": record})
+            put(inner, record)
             overwritten.append(record["id"])
     result = inner(op, args)
     return {"loaded": sorted([*result["loaded"], *overwritten]),
@@ -148,7 +142,7 @@ class _RedactionKeepsOldVersions(Stateful):
         return result
 
 
-class _RedactionDropsLinks(Stateful):
+class _RedactionDropsLinks(Watcher):
     """Tombstones lose supersedes / superseded_by (the link graph dangles)."""
 
     def forget(self) -> None:
@@ -159,14 +153,13 @@ class _RedactionDropsLinks(Stateful):
             return {**record, "supersedes": None, "superseded_by": None}
         return record
 
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
+    def note(self, op: str, args: Json, result: Json) -> None:
         if op == "redact":
             self.redacted.add(result["record"]["id"])
-        if "record" in result and op in ("redact", "get"):
-            return {"record": self.unlink(result["record"])}
-        if op in ("history", "list", "iterate"):
-            return {"records": [self.unlink(r) for r in result["records"]]}
+
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op in ("redact", "get", "history", "list", "iterate"):
+            return map_records(result, self.unlink)
         return result
 
 
@@ -199,32 +192,26 @@ def _wall_clock(args: Json) -> Json:
     return args
 
 
-class _ResetKeepsIndex(Stateful):
+class _ResetKeepsIndex(Watcher):
     """reset empties the store but the search index still finds what was there."""
 
     def forget(self) -> None:
         self.seen: list[Json] = []
 
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
+    def note(self, op: str, args: Json, result: Json) -> None:
         if op in ("put", "index") and isinstance(args.get("record"), dict):
             self.seen.append(args["record"])
-        elif op == "reset":
+
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op == "reset":
             for record in self.seen:
                 inner("index", {"record": record})
         return result
 
 
-def _rejected_load_writes(op: str, args: Json, inner: Inner) -> Json:
-    try:
-        return inner(op, args)
-    except MemspecError:
-        if args.get("verify") is True:
-            try:
-                inner(op, {**args, "verify": False})
-            except MemspecError:
-                pass
-        raise
+def _rejected_load_writes(op: str, args: Json, inner: Inner) -> None:
+    if args.get("verify") is True:
+        inner(op, {**args, "verify": False})
 
 
 FAULTS = (
@@ -241,7 +228,7 @@ FAULTS = (
           before("load", _unsigned_is_fine)),
     Fault("file-verify-ignores-record-signatures", "FILE-6", "files",
           "file verification checks the file signature but not the records' signatures",
-          only(("verify_file", "load"), _ignore_record_signatures)),
+          rescue(("verify_file", "load"), "signature", _ignore_record_signatures)),
     Fault("export-in-insertion-order", "FILE-8", "files",
           "export lists records in the order they were written, not by id",
           _ExportInInsertionOrder()),
@@ -271,6 +258,6 @@ FAULTS = (
           "reset empties the store but leaves the search index full", _ResetKeepsIndex()),
     Fault("rejected-load-writes", "PROTO-7", "core",
           "a verifying load that is rejected has already stored the records",
-          per_op({"load": _rejected_load_writes})),
+          still_writes("load", _rejected_load_writes)),
 )
 

@@ -13,7 +13,7 @@ from typing import Any
 from memspec._canonical import MAX_SAFE_INTEGER, canonical_json
 from memspec._encoding import canonical_timestamp, check_timestamp
 from memspec._errors import MemspecError
-from memspec._record import OPTIONAL_FIELDS, RECORD_FIELDS
+from memspec.selftest._shapes import rescue
 from memspec.selftest.faults import (
     Fault,
     Inner,
@@ -28,8 +28,6 @@ from memspec.selftest.faults import (
 
 __all__ = ["FAULTS"]
 
-_ID = re.compile(r"mem:[0-9a-f]{32}\Z")
-_DEFINED = frozenset(RECORD_FIELDS) | frozenset(OPTIONAL_FIELDS)
 _V = "validate_record"
 
 
@@ -89,21 +87,17 @@ def _loose(text: str, **hooks: Any) -> Any:
 def _canonicalize_despite(accept: Callable[[str, Inner], bytes | None]) -> Transform:
     """canonicalize: when the engine rejects a text, ``accept`` may answer for it instead."""
 
-    def run(op: str, args: Json, inner: Inner) -> Json:
+    def answer(op: str, args: Json, inner: Inner) -> Json | None:
+        text = args.get("text")
+        if not isinstance(text, str):
+            return None
         try:
-            return inner(op, args)
-        except MemspecError as exc:
-            text = args.get("text")
-            try:
-                out = (accept(text, inner) if exc.code == "canonical" and isinstance(text, str)
-                       else None)
-            except (ValueError, RecursionError, MemspecError):
-                out = None
-            if out is None:
-                raise
-            return {"hex": out.hex()}
+            out = accept(text, inner)
+        except (ValueError, RecursionError, MemspecError):
+            return None
+        return None if out is None else {"hex": out.hex()}
 
-    return only("canonicalize", run)
+    return rescue("canonicalize", "canonical", answer)
 
 
 def _walk_all(value: Any) -> list[Any]:

@@ -7,34 +7,13 @@ import copy
 from typing import Any
 
 from memspec import is_reason
-from memspec._errors import MemspecError, NotFoundError
-from memspec.selftest.faults import (
-    Fault,
-    Inner,
-    Json,
-    Stateful,
-    after,
-    before,
-    evolve,
-    only,
-)
+from memspec._errors import NotFoundError
+from memspec.selftest._shapes import bypass, named, proposal_of, put, still_writes, stored
+from memspec.selftest.faults import Fault, Inner, Json, Stateful, after, before, evolve, only
 
 __all__ = ["FAULTS", "Hidden", "stored"]
 
 _KINDS = ("create", "supersede", "transition", "archive")
-
-
-def stored(inner: Inner, rid: Any) -> Json | None:
-    """The latest stored version of ``rid``, or None."""
-    try:
-        return inner("get", {"id": rid})["record"]  # type: ignore[no-any-return]
-    except MemspecError:
-        return None
-
-
-def _proposal(args: Json) -> Json:
-    proposal = args.get("proposal")
-    return proposal if isinstance(proposal, dict) else {}
 
 
 def _reason(value: Any) -> bool:
@@ -62,8 +41,8 @@ class Hidden(Stateful):
 
 class _ArchiveDeletes(Hidden):
     def vanish(self, op: str, args: Json, result: Json) -> None:
-        if op == "apply_proposal" and _proposal(args).get("kind") == "archive":
-            self.gone.add(str(_proposal(args).get("target_id")))
+        if op == "apply_proposal" and proposal_of(args).get("kind") == "archive":
+            self.gone.add(str(proposal_of(args).get("target_id")))
 
 
 class _ResolveDeletesLoser(Hidden):
@@ -79,17 +58,17 @@ def _superseded_to_transitional(result: Json, args: Json) -> Json:
 
 
 def _revive_archived(op: str, args: Json, inner: Inner) -> Json:
-    proposal = _proposal(args)
+    proposal = proposal_of(args)
     for key in ("target_id", "other_id"):
-        record = stored(inner, proposal.get(key)) if proposal.get(key) else None
+        record = named(inner, proposal, key)
         if record is not None and record["state"] == "archived":
-            inner("put", {"record": evolve(record, str(args.get("now")), state="active",
-                                           state_reason=None, superseded_by=None)})
+            put(inner, evolve(record, str(args.get("now")), state="active",
+                              state_reason=None, superseded_by=None))
     return inner(op, args)
 
 
 def _default_supersede_reason(args: Json) -> Json:
-    proposal = _proposal(args)
+    proposal = proposal_of(args)
     if proposal.get("kind") == "supersede" and not _reason(proposal.get("reason")):
         proposal["reason"] = "superseded"
     return args
@@ -102,7 +81,7 @@ def _archive_keeps_updated_at(result: Json, args: Json) -> Json:
 
 
 def _link_successor(args: Json) -> Json:
-    proposal = _proposal(args)
+    proposal = proposal_of(args)
     if proposal.get("kind") == "supersede" and isinstance(proposal.get("record"), dict):
         proposal["record"]["supersedes"] = proposal.get("target_id")
     if args.get("operation") == "supersede" and len(args.get("records") or []) == 2:
@@ -112,43 +91,48 @@ def _link_successor(args: Json) -> Json:
     return args
 
 
-def _successor_only(op: str, args: Json, inner: Inner) -> Json:
-    proposal = _proposal(args)
+def _supersession(args: Json, inner: Inner, state: str) -> tuple[str, Json, Json] | None:
+    """(reason, successor, stored target) of a supersede proposal with a reason whose
+    target is ``state``; None for any other proposal."""
+    proposal = proposal_of(args)
     successor = proposal.get("record")
-    target = stored(inner, proposal.get("target_id")) if proposal.get("target_id") else None
+    target = named(inner, proposal, "target_id")
     if (proposal.get("kind") == "supersede" and isinstance(successor, dict) and target
-            and target["state"] == "active" and successor.get("supersedes") == target["id"]
-            and _reason(proposal.get("reason")) and stored(inner, successor.get("id")) is None):
-        inner("put", {"record": successor})
-        return {"written": [successor]}
-    return inner(op, args)
+            and target["state"] == state and _reason(proposal.get("reason"))):
+        return proposal["reason"], successor, target
+    return None
 
 
-def _supersede_transitional(op: str, args: Json, inner: Inner) -> Json:
-    proposal = _proposal(args)
-    successor = proposal.get("record")
-    target = stored(inner, proposal.get("target_id")) if proposal.get("target_id") else None
-    if (proposal.get("kind") == "supersede" and isinstance(successor, dict) and target
-            and target["state"] == "transitional" and _reason(proposal.get("reason"))):
-        old = evolve(target, str(args.get("now")), state="superseded", transition=None,
-                     superseded_by=successor.get("id"), state_reason=proposal["reason"])
-        inner("put", {"record": successor})
-        inner("put", {"record": old})
-        return {"written": [successor, old]}
-    return inner(op, args)
+def _successor_only(args: Json, inner: Inner) -> list[Json] | None:
+    found = _supersession(args, inner, "active")
+    if found is None:
+        return None
+    _, successor, target = found
+    if (successor.get("supersedes") == target["id"]
+            and stored(inner, successor.get("id")) is None):
+        return [successor]
+    return None
 
 
-def _one_side(op: str, args: Json, inner: Inner) -> Json:
-    proposal = _proposal(args)
-    a = stored(inner, proposal.get("target_id")) if proposal.get("target_id") else None
-    b = stored(inner, proposal.get("other_id")) if proposal.get("other_id") else None
+def _supersede_transitional(args: Json, inner: Inner) -> list[Json] | None:
+    found = _supersession(args, inner, "transitional")
+    if found is None:
+        return None
+    reason, successor, target = found
+    old = evolve(target, str(args.get("now")), state="superseded", transition=None,
+                 superseded_by=successor.get("id"), state_reason=reason)
+    return [successor, old]
+
+
+def _one_side(args: Json, inner: Inner) -> list[Json] | None:
+    proposal = proposal_of(args)
+    a = named(inner, proposal, "target_id")
+    b = named(inner, proposal, "other_id")
     if (proposal.get("kind") == "transition" and a and b and a["id"] != b["id"]
             and a["state"] == b["state"] == "active" and _reason(proposal.get("reason"))):
         block = {"sides": [a["id"], b["id"]], "reason": proposal["reason"]}
-        side = evolve(a, str(args.get("now")), state="transitional", transition=block)
-        inner("put", {"record": side})
-        return {"written": [side]}
-    return inner(op, args)
+        return [evolve(a, str(args.get("now")), state="transitional", transition=block)]
+    return None
 
 
 def _revive_for_transition(args: Json) -> Json:
@@ -219,28 +203,21 @@ def _complete_evidence(args: Json) -> Json:
 
 
 def _unknown_kind_archives(args: Json) -> Json:
-    proposal = _proposal(args)
+    proposal = proposal_of(args)
     if proposal and proposal.get("kind") not in _KINDS:
         proposal["kind"] = "archive"
     return args
 
 
-def _successor_leaks(op: str, args: Json, inner: Inner) -> Json:
-    try:
-        return inner(op, args)
-    except MemspecError:
-        proposal = _proposal(args)
-        if proposal.get("kind") == "supersede" and isinstance(proposal.get("record"), dict):
-            try:
-                inner("put", {"record": proposal["record"]})
-            except MemspecError:
-                pass
-        raise
+def _successor_leaks(op: str, args: Json, inner: Inner) -> None:
+    proposal = proposal_of(args)
+    if proposal.get("kind") == "supersede" and isinstance(proposal.get("record"), dict):
+        put(inner, proposal["record"])
 
 
 def _reborn(args: Json) -> Json:
-    record = _proposal(args).get("record")
-    if _proposal(args).get("kind") == "create" and isinstance(record, dict):
+    record = proposal_of(args).get("record")
+    if proposal_of(args).get("kind") == "create" and isinstance(record, dict):
         record.update(state="active", superseded_by=None, transition=None, state_reason=None,
                       flagged=False, flag_reason=None, signed_by=None, signature="")
         if "created_at" in record:
@@ -248,14 +225,13 @@ def _reborn(args: Json) -> Json:
     return args
 
 
-def _create_appends(op: str, args: Json, inner: Inner) -> Json:
-    proposal = _proposal(args)
+def _create_appends(args: Json, inner: Inner) -> list[Json] | None:
+    proposal = proposal_of(args)
     record = proposal.get("record")
     if proposal.get("kind") == "create" and isinstance(record, dict) and stored(
             inner, record.get("id")) is not None:
-        inner("put", {"record": record})
-        return {"written": [record]}
-    return inner(op, args)
+        return [record]
+    return None
 
 
 _P = "apply_proposal"
@@ -281,13 +257,13 @@ FAULTS = (
           before((_P, "lifecycle"), _link_successor)),
     Fault("supersede-leaves-old-active", "SUP-2", "lifecycle",
           "a supersession writes the successor but never marks the old record superseded",
-          only(_P, _successor_only)),
+          bypass(_P, _successor_only)),
     Fault("transitional-superseded", "SUP-5", "lifecycle",
           "a transitional record can be superseded directly, bypassing resolution",
-          only(_P, _supersede_transitional)),
+          bypass(_P, _supersede_transitional)),
     Fault("transition-marks-one-side", "TRN-3", "lifecycle",
           "opening a transition writes only the target's transitional version",
-          only(_P, _one_side)),
+          bypass(_P, _one_side)),
     Fault("superseded-side-transition", "TRN-4", "lifecycle",
           "begin_transition treats a superseded side as active",
           before("lifecycle", _revive_for_transition)),
@@ -314,11 +290,11 @@ FAULTS = (
           before(_P, _unknown_kind_archives)),
     Fault("successor-written-before-validation", "OP-2", "lifecycle",
           "a rejected supersession still leaves its successor in the store",
-          only(_P, _successor_leaks)),
+          still_writes(_P, _successor_leaks)),
     Fault("invalid-create-repaired", "OP-3", "lifecycle",
           "a create of a record that is not newborn is 'repaired' to newborn and applied",
           before(_P, _reborn)),
     Fault("create-existing-id-appends", "OP-6", "lifecycle",
           "a create of an id already stored appends a version instead of failing",
-          only(_P, _create_appends)),
+          bypass(_P, _create_appends)),
 )

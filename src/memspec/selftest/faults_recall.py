@@ -9,18 +9,16 @@ from typing import Any
 
 from memspec._errors import MemspecError
 from memspec._record import record_id
-from memspec.selftest.faults import (
-    Fault,
-    Inner,
-    Json,
-    Stateful,
-    after,
-    before,
-    evolve,
-    fix_record,
-    only,
+from memspec.selftest._shapes import (
+    InsertionOrder,
+    Watcher,
+    put,
+    put_quietly,
+    set_arg,
+    stored,
+    then,
 )
-from memspec.selftest.faults_lifecycle import stored
+from memspec.selftest.faults import Fault, Inner, Json, after, before, evolve, fix_record, only
 
 __all__ = ["FAULTS"]
 
@@ -62,18 +60,19 @@ def _erase_old(entry: Json, args: Json) -> float:
     return 0.0 if _days(entry["record"]["updated_at"], str(args.get("now"))) > 3650 else 1.0
 
 
-class _TouchLowers(Stateful):
+class _TouchLowers(Watcher):
     """Each touch divides the record's recall score (reinforcement that punishes)."""
 
     def forget(self) -> None:
         self.touches: dict[str, int] = {}
 
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
+    def note(self, op: str, args: Json, result: Json) -> None:
         if op == "touch":
             self.touches[str(args.get("id"))] = self.touches.get(str(args.get("id")), 0) + 1
-        elif op == "recall":
-            result = _rescore(lambda e, _: 1 / (1 + self.touches.get(e["record"]["id"], 0)))(
+
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op == "recall":
+            return _rescore(lambda e, _: 1 / (1 + self.touches.get(e["record"]["id"], 0)))(
                 copy.deepcopy(result), args)
         return result
 
@@ -82,13 +81,6 @@ def _drop_partners(result: Json, args: Json) -> Json:
     result["records"] = [e for e in result["records"]
                          if e["reasons"] != ["transition-partner"]]
     return _rerank(result)
-
-
-def _flag(name: str) -> Callable[[Json], Json]:
-    def run(args: Json) -> Json:
-        args[name] = True
-        return args
-    return run
 
 
 def _relabel(old: str, new: str) -> Callable[[Json, Json], Json]:
@@ -119,19 +111,12 @@ def _truncate_to_fit(op: str, args: Json, inner: Inner) -> Json:
     return result
 
 
-class _InsertionOrderTies(Stateful):
+class _InsertionOrderTies(InsertionOrder):
     """Equal scores are ordered by when the record was put, not by id."""
 
-    def forget(self) -> None:
-        self.order: dict[str, int] = {}
-
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
-        record = args.get("record")
-        if op == "put" and isinstance(record, dict):
-            self.order.setdefault(str(record.get("id")), len(self.order))
-        elif op == "recall":
-            result = dict(result, records=sorted(
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op == "recall":
+            return dict(result, records=sorted(
                 result["records"], key=lambda e: (-e["score"],
                                                   self.order.get(e["record"]["id"], _BIG))))
         return result
@@ -147,15 +132,10 @@ def _at_least_one(op: str, args: Json, inner: Inner) -> Json:
     return result
 
 
-def _recall_writes(op: str, args: Json, inner: Inner) -> Json:
-    result = inner(op, args)
+def _recall_writes(result: Json, args: Json, inner: Inner) -> None:
     if result["records"]:
         record = result["records"][0]["record"]
-        try:
-            inner("put", {"record": evolve(record, str(args.get("now")))})
-        except MemspecError:
-            pass
-    return result
+        put_quietly(inner, evolve(record, str(args.get("now"))))
 
 
 # -- the write stage -----------------------------------------------------------------------
@@ -214,7 +194,7 @@ def _creates_rule(proposal: Json, inner: Inner, args: Json) -> bool:
 def _stores_linked(proposal: Json, inner: Inner, args: Json) -> bool:
     if proposal.get("kind") != "create" or proposal["record"].get("supersedes") is None:
         return False
-    inner("put", {"record": proposal["record"]})
+    put(inner, proposal["record"])
     return True
 
 
@@ -222,10 +202,7 @@ def _rewrite_known(op: str, args: Json, inner: Inner) -> Json:
     for proposal in args.get("proposals") or []:
         record = proposal.get("record") if isinstance(proposal, dict) else None
         if isinstance(record, dict) and stored(inner, record.get("id")) is not None:
-            try:
-                inner("put", {"record": record})
-            except MemspecError:
-                pass
+            put_quietly(inner, record)
     return inner(op, args)
 
 
@@ -236,10 +213,7 @@ def _ingest_then_write(op: str, args: Json, inner: Inner) -> Json:
         proposal = proposals[entry["index"]]
         record = proposal.get("record") if isinstance(proposal, dict) else None
         if isinstance(record, dict) and proposal.get("kind") == "create":
-            try:
-                inner("put", {"record": fix_record(record, _readdress)})
-            except MemspecError:
-                pass
+            put_quietly(inner, fix_record(record, _readdress))
     return result
 
 
@@ -267,12 +241,14 @@ FAULTS = (
           "recall leaves out the transition partner of an included record",
           after(_R, _drop_partners)),
     Fault("recall-includes-superseded", "RCL-6", "recall",
-          "recall includes superseded records by default", before(_R, _flag("include_history"))),
+          "recall includes superseded records by default",
+          before(_R, set_arg("include_history", True))),
     Fault("predecessor-reason-missing", "RCL-7", "recall",
           "predecessors surfaced by include_history are marked query-match",
           after(_R, _relabel("predecessor", "query-match"))),
     Fault("recall-includes-archived", "RCL-8", "recall",
-          "recall includes archived records by default", before(_R, _flag("include_archived"))),
+          "recall includes archived records by default",
+          before(_R, set_arg("include_archived", True))),
     Fault("recall-truncates-body", "RCL-9", "recall",
           "recall truncates the body of a record that does not fit into the rest of the "
           "budget", only(_R, _truncate_to_fit)),
@@ -287,7 +263,7 @@ FAULTS = (
           only(_R, _at_least_one)),
     Fault("recall-writes-a-version", "RCL-13", "recall",
           "recall writes a new version of the best record (a 'last recalled' touch)",
-          only(_R, _recall_writes)),
+          then(_R, _recall_writes)),
     Fault("ingest-accepts-supersede", "WR-1", "write",
           "the write stage applies supersede proposals", only("ingest",
                                                               _ingest_also(_applies_supersede))),

@@ -5,10 +5,19 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import re
-from typing import Any
 
-from memspec._errors import EncodingError, MemspecError
-from memspec._record import OPTIONAL_FIELDS, RECORD_FIELDS
+from memspec._errors import EncodingError
+from memspec.selftest._shapes import (
+    DEFINED_FIELDS,
+    Watcher,
+    all_records,
+    drop_arg,
+    history_of,
+    map_records,
+    put_record,
+    rescue,
+    then,
+)
 from memspec.selftest.faults import (
     Fault,
     Inner,
@@ -24,17 +33,8 @@ from memspec.selftest.faults_records import wire_confidence
 
 __all__ = ["FAULTS", "history_of"]
 
-_DEFINED = frozenset(RECORD_FIELDS) | frozenset(OPTIONAL_FIELDS)
 _READS = ("get", "history", "list", "iterate")
 _SYNTAX = re.compile(r"[\"*()^:{}\\%_-]|\b(?:AND|OR|NOT|NEAR)\b")
-
-
-def history_of(inner: Inner, rid: Any) -> list[Json]:
-    """Every stored version of ``rid`` (empty when it is not stored)."""
-    try:
-        return list(inner("history", {"id": rid})["records"])
-    except MemspecError:
-        return []
 
 
 class _PutOverwrites(Stateful):
@@ -44,8 +44,8 @@ class _PutOverwrites(Stateful):
         self.hidden: dict[str, set[int]] = {}
 
     def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        record = args.get("record")
-        if op == "put" and isinstance(record, dict):
+        record = put_record(op, args)
+        if record is not None:
             earlier = len(history_of(inner, record.get("id")))
             result = inner(op, args)
             if earlier:
@@ -58,19 +58,20 @@ class _PutOverwrites(Stateful):
         return result
 
 
-class _ArchivedPutCompacts(Stateful):
+class _ArchivedPutCompacts(Watcher):
     """put of an archived version drops every earlier version of that record."""
 
     def forget(self) -> None:
         self.cut: dict[str, int] = {}
 
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
-        record = args.get("record")
-        if op == "put" and isinstance(record, dict) and record.get("state") == "archived":
+    def note(self, op: str, args: Json, result: Json) -> None:
+        record = put_record(op, args)
+        if record is not None and record.get("state") == "archived":
             self.cut[str(record["id"])] = int(result["version"]) - 1
-        elif op == "history" and args.get("id") in self.cut:
-            result = {"records": result["records"][self.cut[str(args["id"])]:]}
+
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op == "history" and args.get("id") in self.cut:
+            return {"records": result["records"][self.cut[str(args["id"])]:]}
         return result
 
 
@@ -82,35 +83,19 @@ def _oldest(op: str, args: Json, inner: Inner) -> Json:
     return {"record": inner("history", args)["records"][0]}
 
 
-def _empty_history(op: str, args: Json, inner: Inner) -> Json:
-    try:
-        return inner(op, args)
-    except MemspecError as exc:
-        if exc.code != "not-found":
-            raise
-        return {"records": []}
-
-
-def _no_tag_filter(args: Json) -> Json:
-    args.pop("tag", None)
-    return args
-
-
 def _strip_extensions(record: Json) -> Json:
-    return {k: v for k, v in record.items() if k in _DEFINED}
+    return {k: v for k, v in record.items() if k in DEFINED_FIELDS}
 
 
 def _drop_extensions(result: Json, args: Json) -> Json:
-    if "record" in result:
-        return {"record": _strip_extensions(result["record"])}
-    return {"records": [_strip_extensions(r) for r in result["records"]]}
+    return map_records(result, _strip_extensions)
 
 
 def _wildcards(op: str, args: Json, inner: Inner) -> Json:
     rid = args.get("id")
     if isinstance(rid, str) and ("*" in rid or "%" in rid):
         pattern = rid.replace("%", "*")
-        ids = [r["id"] for r in inner("iterate", {})["records"]]
+        ids = [r["id"] for r in all_records(inner)]
         match = next((i for i in ids if fnmatch.fnmatchcase(i, pattern)), None)
         if match is not None:
             return inner(op, {**args, "id": match})
@@ -143,26 +128,26 @@ def _non_match_first(op: str, args: Json, inner: Inner) -> Json:
     if not candidates or not isinstance(k, int) or k < 1:
         return result
     matches = {c["id"] for c in inner(op, {**args, "k": 10**6})["candidates"]}
-    others = sorted(r["id"] for r in inner("iterate", {})["records"] if r["id"] not in matches)
+    others = sorted(r["id"] for r in all_records(inner) if r["id"] not in matches)
     if not others:
         return result
     top = {"id": others[0], "score": candidates[0]["score"] + 0.001}
     return {"candidates": [top, *candidates][:k]}
 
 
-class _TiesAlternate(Stateful):
+class _TiesAlternate(Watcher):
     """Asked the same query again, search lists equal-score candidates in reverse order."""
 
     def forget(self) -> None:
         self.asked: dict[str, int] = {}
 
-    def handle(self, op: str, args: Json, inner: Inner) -> Json:
-        result = inner(op, args)
-        if op != "search":
-            return result
-        query = str(args.get("query"))
-        self.asked[query] = self.asked.get(query, 0) + 1
-        if self.asked[query] % 2:
+    def note(self, op: str, args: Json, result: Json) -> None:
+        if op == "search":
+            query = str(args.get("query"))
+            self.asked[query] = self.asked.get(query, 0) + 1
+
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op != "search" or self.asked[str(args.get("query"))] % 2:
             return result
         groups = itertools.groupby(result["candidates"], key=lambda c: c["score"])
         return {"candidates": [c for _, group in groups for c in list(group)[::-1]]}
@@ -176,12 +161,6 @@ def _not_indexed(result: Json, args: Json, inner: Inner) -> None:
                                                            record["updated_at"])})
 
 
-def _proposals_not_indexed(op: str, args: Json, inner: Inner) -> Json:
-    result = inner(op, args)
-    _not_indexed(result, args, inner)
-    return result
-
-
 FAULTS = (
     Fault("put-overwrites", "STORE-1", "store",
           "put of a stored id replaces its latest version instead of appending",
@@ -192,9 +171,9 @@ FAULTS = (
           "get returns the first version, not the latest", only("get", _oldest)),
     Fault("unknown-id-answers-empty", "STORE-4", "store",
           "history of an unknown id answers an empty list instead of not-found",
-          only("history", _empty_history)),
+          rescue("history", "not-found", lambda op, args, inner: {"records": []})),
     Fault("list-ignores-tag-filter", "STORE-5", "store",
-          "list ignores the tag filter", before("list", _no_tag_filter)),
+          "list ignores the tag filter", before("list", drop_arg("tag"))),
     Fault("archived-put-compacts-history", "STORE-6", "store",
           "putting an archived version deletes the record's earlier versions",
           _ArchivedPutCompacts()),
@@ -222,5 +201,5 @@ FAULTS = (
           _TiesAlternate()),
     Fault("proposals-not-indexed", "SRCH-6", "search",
           "records written by apply_proposal never reach the search index",
-          only("apply_proposal", _proposals_not_indexed)),
+          then("apply_proposal", _not_indexed)),
 )
