@@ -27,6 +27,7 @@ __all__ = [
     "chunks",
     "paired",
     "paired_chunks",
+    "throughput",
     "time_once",
 ]
 
@@ -272,3 +273,21 @@ def paired_chunks(subject: Callable[[Sequence[_T]], object],
         totals_s.append(sum_s)
         totals_b.append(sum_b)
     return Paired(totals_s, totals_b, ratios)
+
+
+def throughput(run: Paired, count: int, unit: str, *, name: str, compares: str, goal: Goal,
+               subject: str, baseline: str, size: dict[str, int] | None = None,
+               notes: str | None = None) -> Result:
+    """The entry for a paired throughput comparison: ``count`` items through each side.
+
+    Figures are ``count`` over the median per-repeat time of each side, the ratio is the
+    paired median (:meth:`Paired.speed_ratio`), and the raw samples are kept.
+    """
+    return Result(
+        name=name, compares=compares, goal=goal,
+        subject=Figure(subject, count / run.median_subject(), unit),
+        baseline=Figure(baseline, count / run.median_baseline(), unit),
+        ratio=run.speed_ratio(), size=dict(size) if size is not None else {"records": count},
+        repeats=len(run.subject), pairs=run.pairs,
+        samples={"subject_s": run.subject, "baseline_s": run.baseline}, notes=notes,
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +77,36 @@ _DUMPS = json.JSONEncoder(
 ).encode
 
 
+def _c_dumps() -> Callable[[Any], str]:
+    """``_DUMPS`` for checked values, without JSONEncoder's per-call setup when C is there.
+
+    JSONEncoder.encode builds a fresh C encoder on every call, behind two Python wrappers:
+    15-30% of encoding a typical record. A checked value is finite and acyclic (the checks bound its
+    depth) and holds only JSON types, so one prebuilt encoder without the circular-
+    reference markers gives the same text.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - no C accelerator (e.g. PyPy)
+        return _DUMPS
+    try:
+        encode = make(None, None, json.encoder.encode_basestring, None, ":", ",", True,
+                      False, False)
+        join = "".join
+
+        def dumps(value: Any) -> str:
+            return join(encode(value, 0))
+
+        probe = {"b": [1, -2, None, True, False, "\u00e9\n\"\\"], "a": {}, "\u00e9": []}
+        if dumps(probe) != _DUMPS(probe) or dumps("x") != _DUMPS("x"):
+            return _DUMPS  # pragma: no cover - a C encoder with another signature
+    except Exception:  # pragma: no cover - any surprise: keep the portable path
+        return _DUMPS
+    return dumps
+
+
+_CHECKED_DUMPS = _c_dumps()
+
+
 def _pointer(path: tuple[str | int, ...]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
@@ -92,35 +122,107 @@ def _encodable(text: str) -> bool:
 def _fast_check(value: Any, depth: int, limits: Limits) -> bool:
     """True when ``value`` is certainly valid; False sends the caller to the precise walk."""
     kind = type(value)
+    max_depth = min(limits.max_depth, _FAST_DEPTH)
     if kind is dict:
-        if depth >= limits.max_depth or depth >= _FAST_DEPTH:
-            return False
-        items = value.items()
-    elif kind is list or kind is tuple:
-        if depth >= limits.max_depth or depth >= _FAST_DEPTH:
-            return False
-        items = enumerate(value)
-    else:
-        items = ((0, value),)
-        depth -= 1
-    max_chars = limits.max_string_chars
-    for key, item in items:
-        if kind is dict and (type(key) is not str or len(key) > max_chars or not (
-                key.isascii() or (_encodable(key) and unicodedata.is_normalized("NFC", key)))):
+        return _dict_ok(value, depth, max_depth, limits.max_string_chars)
+    if kind is list or kind is tuple:
+        return _list_ok(value, depth, max_depth, limits.max_string_chars)
+    return False
+
+
+# The fast walks: one loop per container kind and the cheapest test first, since this
+# runs on every value canonicalized. They only ever answer "certainly valid" or "ask
+# _precise_check", which alone words errors.
+def _dict_ok(value: dict[Any, Any], depth: int, max_depth: int, max_chars: int) -> bool:
+    if depth >= max_depth:
+        return False
+    for key, item in value.items():
+        if type(key) is not str or len(key) > max_chars or not (
+                key.isascii() or (_encodable(key) and unicodedata.is_normalized("NFC", key))):
             return False
         sub = type(item)
         if sub is str:
             if len(item) > max_chars or not (item.isascii() or _encodable(item)):
                 return False
-        elif sub is int:
-            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+        elif item is None or sub is bool:
+            continue
+        elif sub is dict:
+            if not _dict_ok(item, depth + 1, max_depth, max_chars):
+                return False
+        elif sub is list or sub is tuple:
+            if not _list_ok(item, depth + 1, max_depth, max_chars):
+                return False
+        elif sub is not int or not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+            return False
+    return True
+
+
+def _list_ok(value: list[Any] | tuple[Any, ...], depth: int, max_depth: int,
+             max_chars: int) -> bool:
+    if depth >= max_depth:
+        return False
+    for item in value:
+        sub = type(item)
+        if sub is str:
+            if len(item) > max_chars or not (item.isascii() or _encodable(item)):
                 return False
         elif item is None or sub is bool:
             continue
-        elif sub is dict or sub is list or sub is tuple:
-            if not _fast_check(item, depth + 1, limits):
+        elif sub is dict:
+            if not _dict_ok(item, depth + 1, max_depth, max_chars):
                 return False
-        else:
+        elif sub is list or sub is tuple:
+            if not _list_ok(item, depth + 1, max_depth, max_chars):
+                return False
+        elif sub is not int or not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+            return False
+    return True
+
+
+# canonical_json's walk checks what the encoder's output cannot show: container, key and
+# scalar types, integer range, depth, and string and key lengths. Encodability and key NFC
+# are read off the encoded text instead (see canonical_json).
+def _dict_shape(value: dict[Any, Any], depth: int, max_depth: int, max_chars: int) -> bool:
+    if depth >= max_depth:
+        return False
+    for key, item in value.items():
+        if type(key) is not str or len(key) > max_chars:
+            return False
+        sub = type(item)
+        if sub is str:
+            if len(item) > max_chars:
+                return False
+        elif item is None or sub is bool:
+            continue
+        elif sub is dict:
+            if not _dict_shape(item, depth + 1, max_depth, max_chars):
+                return False
+        elif sub is list or sub is tuple:
+            if not _list_shape(item, depth + 1, max_depth, max_chars):
+                return False
+        elif sub is not int or not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+            return False
+    return True
+
+
+def _list_shape(value: list[Any] | tuple[Any, ...], depth: int, max_depth: int,
+                max_chars: int) -> bool:
+    if depth >= max_depth:
+        return False
+    for item in value:
+        sub = type(item)
+        if sub is str:
+            if len(item) > max_chars:
+                return False
+        elif item is None or sub is bool:
+            continue
+        elif sub is dict:
+            if not _dict_shape(item, depth + 1, max_depth, max_chars):
+                return False
+        elif sub is list or sub is tuple:
+            if not _list_shape(item, depth + 1, max_depth, max_chars):
+                return False
+        elif sub is not int or not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
             return False
     return True
 
@@ -203,18 +305,52 @@ def _precise_check(value: Any, limits: Limits) -> None:
 
 def canonical_json(value: Any, limits: Limits = DEFAULT_LIMITS) -> bytes:
     """The canonical JSON bytes of ``value``."""
+    kind = type(value)
+    depth = min(limits.max_depth, _FAST_DEPTH)
+    chars = limits.max_string_chars
+    if (kind is dict and _dict_shape(value, 0, depth, chars)) or (
+            (kind is list or kind is tuple) and _list_shape(value, 0, depth, chars)):
+        # What the walk left out shows in the text: a lone surrogate fails the encode,
+        # and NFC text means NFC keys (keys appear verbatim but for escapes of ASCII
+        # controls, quote and backslash, which compose with nothing). Any doubt goes to
+        # the full check, whose precise walk alone words errors.
+        try:
+            text = _CHECKED_DUMPS(value)
+        except RecursionError as exc:  # pragma: no cover - a caller already deep in its stack
+            raise LimitError(f"nesting deeper than {limits.max_depth}") from exc
+        if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+            check_json_value(value, limits)
+            return _encode_checked(value, limits)
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            return _utf8(text, value, limits)
     check_json_value(value, limits)
+    return _encode_checked(value, limits)
+
+
+def _canonical_checked(value: Any) -> bytes:
+    """Canonical bytes of a value that already passed check_json_value at DEFAULT_LIMITS."""
+    return _encode_checked(value, DEFAULT_LIMITS)
+
+
+def _encode_checked(value: Any, limits: Limits) -> bytes:
     try:
-        text = _DUMPS(value)
+        text = _CHECKED_DUMPS(value)
         if not text.isascii() and not unicodedata.is_normalized("NFC", text):
             # Normalize each string, never the JSON text: NFC over the text would let a
             # combining mark compose with an escape ("\\n" + U+0303 -> "\\ñ").
-            text = _DUMPS(_nfc_strings(value))
+            text = _CHECKED_DUMPS(_nfc_strings(value))
     except RecursionError as exc:  # pragma: no cover - max_depth is capped below this
         raise LimitError(f"nesting deeper than {limits.max_depth}") from exc
+    return _utf8(text, value, limits)
+
+
+def _utf8(text: str, value: Any, limits: Limits) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
+        check_json_value(value, limits)  # names the string, when the value holds it
         raise CanonicalJSONError(
             "string holds a lone surrogate, which has no UTF-8 encoding", requirement="CJ-8"
         ) from exc

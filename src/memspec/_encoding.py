@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 from memspec._errors import EncodingError, RecordError
@@ -93,6 +94,12 @@ def public_key_from_address(address: object) -> bytes:
     if len(address) > len(ADDRESS_PREFIX) + _MAX_KEY_B58:
         raise EncodingError(f"address of {len(address)} characters is longer than any "
                             "amp:key: address", requirement="ENC-1")
+    if type(address) is str:
+        return _cached_key(address)
+    return _decode_address(address)
+
+
+def _decode_address(address: str) -> bytes:
     if not address.startswith(ADDRESS_PREFIX):
         raise EncodingError(f"address {address!r} does not start with 'amp:key:'",
                             requirement="ENC-1")
@@ -103,6 +110,12 @@ def public_key_from_address(address: object) -> bytes:
             requirement="ENC-1",
         )
     return key
+
+
+# A file or a store names a handful of signers over and over; base58 decoding is a
+# Python loop. lru_cache keeps only returned keys: a bad address raises afresh each time.
+# Only exact str is cached, and keys are immutable bytes.
+_cached_key = functools.lru_cache(maxsize=1024)(_decode_address)
 
 
 _B64 = re.compile(r"[A-Za-z0-9+/]*={0,2}\Z")
@@ -124,10 +137,12 @@ def decode_signature(text: object) -> bytes:
             "a signature must be 88 characters of standard, padded base64", requirement="ENC-3"
         )
     try:
-        raw = base64.b64decode(text, validate=True)
+        # base64.b64decode(text, validate=True) and encode_signature without their
+        # Python wrappers: three signatures are decoded per record of a verified file.
+        raw = binascii.a2b_base64(text, strict_mode=True)
     except binascii.Error as exc:
         raise EncodingError(f"signature is not valid base64: {exc}", requirement="ENC-3") from exc
-    if len(raw) != 64 or encode_signature(raw) != text:
+    if len(raw) != 64 or binascii.b2a_base64(raw, newline=False) != text.encode("ascii"):
         raise EncodingError(
             "signature is not in canonical base64 (non-zero padding bits)", requirement="ENC-3"
         )
@@ -186,12 +201,27 @@ def check_timestamp(value: object, *, field: str = "timestamp") -> str:
         raise EncodingError(
             f"{field} {value!r} is not spelled YYYY-MM-DDTHH:MM:SS.mmmZ", requirement="ENC-4"
         )
+    # The regex fixed every position to an ASCII digit, so two-digit fields compare as
+    # strings; together with the calendar day this rejects exactly what strptime did:
+    # year 0, month, day (leap years included), hour, minute and second out of range
+    # (milliseconds cannot be).
     try:
-        datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
+        if value[11:13] > "23" or value[14:16] > "59" or value[17:19] > "59":
+            raise ValueError("time of day out of range")
+        _calendar_day(value[:10])
     except ValueError as exc:
         raise EncodingError(f"{field} {value!r} is not a valid instant",
                             requirement="ENC-4") from exc
     return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _calendar_day(day: str) -> None:
+    """Raise ValueError unless ``YYYY-MM-DD`` (ASCII digits) is a day of years 1-9999.
+
+    Cached: a store's timestamps fall on few days. A ValueError is not cached.
+    """
+    date(int(day[0:4]), int(day[5:7]), int(day[8:10]))
 
 
 _CONFIDENCE = re.compile(r"(?:0\.\d{4}|1\.0000)\Z", re.ASCII)

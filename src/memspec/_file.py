@@ -8,13 +8,14 @@ from memspec._canonical import (
     DEFAULT_LIMITS,
     MAX_SAFE_INTEGER,
     Limits,
+    _canonical_checked,
     canonical_json,
     check_json_value,
 )
 from memspec._encoding import check_timestamp, decode_signature, public_key_from_address
 from memspec._errors import EncodingError, FileError, MemspecError, SignatureError
-from memspec._record import validate_record, verify_record
-from memspec._signing import CONTEXT_MEMORY_FILE, SigningKey, verify_by_address
+from memspec._record import _verify_validated, validate_record
+from memspec._signing import CONTEXT_MEMORY_FILE, SigningKey, _verify_checked
 
 __all__ = [
     "FILE_FIELDS",
@@ -94,7 +95,8 @@ def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS) -> dict[
     seen: set[str] = set()
     for index, record in enumerate(records):
         try:
-            validate_record(record, limits)
+            # The walk above covered every record (deeper, so more strictly): skip its own.
+            validate_record(record, limits, _walked=True)
         except MemspecError as exc:
             raise FileError(f"record {index}: {exc.message}",
                             pointer=f"/records/{index}{exc.pointer or ''}",
@@ -126,14 +128,24 @@ def _spelled_first(signature: object, what: str, pointer: str) -> None:
                                  requirement="ENC-3") from exc
 
 
-def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True) -> None:
+def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True,
+                expected_agent: object = None) -> None:
     """Verify a file: its own signature (required unless opted out) and every signed record.
 
     The caller, never the file, decides whether a signature is required: with
     ``require_signature`` a missing or empty signature is a failure. A badly
     spelled signature, the file's or a record's, is a signature failure checked
-    before anything else (SPEC.md section 2.4), not a file-format failure.
+    before anything else (SPEC.md section 2.4), not a file-format failure. With
+    ``expected_agent`` (an address, else class ``encoding``) the file must also be
+    signed by that agent: an unsigned file never is, whatever ``require_signature``
+    says (FILE-11).
     """
+    if expected_agent is not None:
+        try:
+            public_key_from_address(expected_agent)
+        except EncodingError as exc:
+            raise EncodingError(f"expected_agent is not an agent address: {exc.message}",
+                                requirement="ENC-1") from exc
     signature = memory_file.get("signature") if isinstance(memory_file, dict) else None
     _spelled_first(signature, "file signature", "/signature")
     records = memory_file.get("records") if isinstance(memory_file, dict) else None
@@ -143,18 +155,20 @@ def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True) 
                 _spelled_first(record.get("signature"), f"signature of record {index}",
                                f"/records/{index}/signature")
     validate_file(memory_file)
+    # Everything below was checked by validate_file at DEFAULT_LIMITS: verify without
+    # walking it again (the signed bytes are the same; only the check is not repeated).
     # Records first: when one was altered, naming it says more than "the file changed".
     for index, record in enumerate(memory_file["records"]):
         try:
-            verify_record(record)
+            _verify_validated(record)
         except SignatureError as exc:
             raise SignatureError(f"record {record['id']} (index {index}): {exc.message}",
                                  pointer=f"/records/{index}/signature",
                                  requirement=exc.requirement or "FILE-6") from exc
     if signature:
         try:
-            verify_by_address(memory_file["agent"], CONTEXT_MEMORY_FILE,
-                              file_payload(memory_file), signature)
+            _verify_checked(memory_file["agent"], CONTEXT_MEMORY_FILE,
+                            _canonical_checked(file_payload(memory_file)), signature)
         except SignatureError as exc:
             raise SignatureError(f"file signature by {memory_file['agent']}: {exc.message} "
                                  "(the file changed after signing, or another key signed it)",
@@ -162,3 +176,7 @@ def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True) 
     elif require_signature:
         raise SignatureError("the memory file is unsigned but verification was requested",
                              pointer="/signature", requirement="FILE-5")
+    if expected_agent is not None and (not signature or memory_file["agent"] != expected_agent):
+        signer = f"signed by {memory_file['agent']}" if signature else "unsigned"
+        raise SignatureError(f"the memory file is {signer}, not by the expected agent "
+                             f"{expected_agent}", pointer="/agent", requirement="FILE-11")

@@ -11,7 +11,13 @@ import re
 import unicodedata
 from typing import Any, TypeGuard
 
-from memspec._canonical import DEFAULT_LIMITS, Limits, canonical_json, check_json_value
+from memspec._canonical import (
+    DEFAULT_LIMITS,
+    Limits,
+    _canonical_checked,
+    canonical_json,
+    check_json_value,
+)
 from memspec._encoding import (
     check_timestamp,
     confidence_from_wire,
@@ -19,7 +25,7 @@ from memspec._encoding import (
     public_key_from_address,
 )
 from memspec._errors import EncodingError, MemspecError, RecordError, SignatureError
-from memspec._signing import CONTEXT_RECORD, SigningKey, verify_by_address
+from memspec._signing import CONTEXT_RECORD, SigningKey, _verify_checked, verify_by_address
 
 __all__ = [
     "BIRTH_FIELDS",
@@ -54,6 +60,8 @@ OPTIONAL_FIELDS = ("occurred_at", "redacted", "redaction_reason", "birth_digest"
 REDACTED_BODY = "[redacted]"
 REDACTION_KIND = "redaction"
 _DEFINED = frozenset(RECORD_FIELDS) | frozenset(OPTIONAL_FIELDS)
+_FIELD_SET = frozenset(RECORD_FIELDS)
+_PROVENANCE_KEYS = frozenset({"kind", "ref", "agent"})
 _ID = re.compile(r"mem:[0-9a-f]{32}\Z")
 _DIGEST = re.compile(r"[0-9a-f]{64}\Z")
 #: The only characters that count as blank in a reason: ASCII whitespace, U+0009-U+000D and U+0020.
@@ -127,7 +135,7 @@ def _check_address(value: object, pointer: str) -> None:
 def _check_provenance(value: object, tombstone: bool) -> None:
     if not isinstance(value, dict):
         raise _fail("provenance must be an object", "REC-6", "/provenance")
-    if set(value) != {"kind", "ref", "agent"}:
+    if value.keys() != _PROVENANCE_KEYS:
         raise _fail("provenance must have exactly the keys kind, ref and agent "
                     f"(has {sorted(value)})", "REC-6", "/provenance")
     kind = value.get("kind")
@@ -190,20 +198,30 @@ def _check_signature_fields(record: dict[str, Any]) -> None:
         raise _fail(exc.message, "ENC-3", "/signature") from exc
 
 
-def validate_record(record: object, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+def validate_record(record: object, limits: Limits = DEFAULT_LIMITS, *,
+                    _walked: bool = False) -> dict[str, Any]:
     """Check a wire record against every per-record rule of the format; return it.
 
     Signatures are checked for shape here; :func:`verify_record` checks them
     cryptographically.
     """
+    # _walked (internal, validate_file): check_json_value already passed, at ``limits``,
+    # over a value holding the record, which checked it more strictly (deeper); only that
+    # walk is left out. Every field rule still runs, in the same order, with the same errors.
     if not isinstance(record, dict):
         raise _fail(f"a record is a JSON object, not {type(record).__name__}", "REC-1")
-    try:
-        check_json_value(record, limits)
-    except MemspecError as exc:
-        raise RecordError(exc.message, pointer=exc.pointer, requirement=exc.requirement) from exc
-    missing = [name for name in RECORD_FIELDS if name not in record]
-    if missing:
+    if not _walked:
+        try:
+            check_json_value(record, limits)
+        except MemspecError as exc:
+            raise RecordError(exc.message, pointer=exc.pointer,
+                              requirement=exc.requirement) from exc
+    return _validate_fields(record, limits)
+
+
+def _validate_fields(record: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    if not record.keys() >= _FIELD_SET:
+        missing = [name for name in RECORD_FIELDS if name not in record]
         raise _fail(f"record lacks required fields {missing}", "REC-1", f"/{missing[0]}")
     tombstone = is_tombstone(record)
     rid = _check_id(record["id"], "/id")
@@ -277,10 +295,29 @@ def validate_record(record: object, limits: Limits = DEFAULT_LIMITS) -> dict[str
     _check_signature_fields(record)
     if tombstone:
         _check_tombstone(record)
-    elif rid != record_id(record):
-        raise _fail(f"id {rid} is not the content address of the record's birth fields "
-                    f"({record_id(record)})", "ID-2", "/id")
+    else:
+        address = _checked_record_id(record, limits)
+        if rid != address:
+            raise _fail(f"id {rid} is not the content address of the record's birth fields "
+                        f"({address})", "ID-2", "/id")
     return record
+
+
+def _within_defaults(limits: Limits) -> bool:
+    """Whether a value checked at ``limits`` also passes check_json_value at DEFAULT_LIMITS."""
+    return (limits.max_depth <= DEFAULT_LIMITS.max_depth
+            and limits.max_string_chars <= DEFAULT_LIMITS.max_string_chars)
+
+
+def _checked_record_id(record: dict[str, Any], limits: Limits) -> str:
+    """record_id of a record check_json_value passed at ``limits``, without a second walk.
+
+    Under looser limits the public path runs instead, so that what it would reject
+    (at DEFAULT_LIMITS) is still rejected the same way.
+    """
+    if not _within_defaults(limits):
+        return record_id(record)
+    return "mem:" + hashlib.sha256(_canonical_checked(birth(record))).hexdigest()[:32]
 
 
 def _check_tombstone(record: dict[str, Any]) -> None:
@@ -307,13 +344,20 @@ def _check_tombstone(record: dict[str, Any]) -> None:
 
 def signed_payload(record: dict[str, Any], signer: str) -> dict[str, Any]:
     """The payload a record signature covers: the record sans signature, signed_by set."""
-    payload = {k: v for k, v in record.items() if k != "signature"}
+    if type(record) is dict:  # a C copy, then the one key out: same keys, same order
+        payload = record.copy()
+        payload.pop("signature", None)
+    else:
+        payload = {k: v for k, v in record.items() if k != "signature"}
     payload["signed_by"] = signer
     return payload
 
 
 def sign_record(record: dict[str, Any], key: SigningKey) -> dict[str, Any]:
     """A copy of ``record`` signed by ``key`` (signed_by is the key's address)."""
+    if not isinstance(record, dict):
+        raise RecordError(f"a record is a JSON object, not {type(record).__name__}",
+                          requirement="REC-1")
     if is_tombstone(record):
         raise SignatureError("a redaction tombstone cannot be signed", requirement="RED-3")
     payload = signed_payload(record, key.address)
@@ -332,4 +376,15 @@ def verify_record(record: dict[str, Any]) -> bool:
         raise SignatureError("signed_by and signature must be set together",
                              requirement="SIG-6")
     verify_by_address(signer, CONTEXT_RECORD, signed_payload(record, signer), signature)
+    return True
+
+
+def _verify_validated(record: dict[str, Any]) -> bool:
+    """:func:`verify_record` for a record validate_record passed at DEFAULT_LIMITS (or
+    stricter): its signature fields are consistent, so only the payload's walk is saved."""
+    signer = record["signed_by"]
+    if signer is None:
+        return False
+    _verify_checked(signer, CONTEXT_RECORD, _canonical_checked(signed_payload(record, signer)),
+                    record["signature"])
     return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,10 +45,27 @@ CONTEXTS = frozenset({CONTEXT_RECORD, CONTEXT_MEMORY_FILE, CONTEXT_REPORT})
 
 def signing_input(context: str, payload: Any) -> bytes:
     """The exact bytes a signature under ``context`` covers."""
+    return _tag(context) + canonical_json(payload)
+
+
+def _tag(context: object) -> bytes:
+    """``uint16be(len(tag)) || tag``, the prefix of every signing input under ``context``."""
     if not isinstance(context, str) or context not in CONTEXTS:
         raise SignatureError(f"unknown signing context {context!r}", requirement="SIG-2")
+    return _TAGS[context] if type(context) is str else _make_tag(context)
+
+
+def _make_tag(context: str) -> bytes:
     tag = f"{DOMAIN}/{context}".encode()
-    return len(tag).to_bytes(2, "big") + tag + canonical_json(payload)
+    return len(tag).to_bytes(2, "big") + tag
+
+
+_TAGS = {context: _make_tag(context) for context in CONTEXTS}
+
+
+# Building the key object costs a few microseconds, a share of a verification worth
+# keeping when a file holds thousands of records by one signer. Errors are not cached.
+_key_object = functools.lru_cache(maxsize=1024)(Ed25519PublicKey.from_public_bytes)
 
 
 def ed25519_verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
@@ -55,7 +73,10 @@ def ed25519_verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
     if len(public_key) != 32 or len(signature) != 64:
         return False
     try:
-        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+        if type(public_key) is bytes:
+            _key_object(public_key).verify(signature, message)
+        else:
+            Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True
@@ -63,6 +84,11 @@ def ed25519_verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
 
 def verify_by_address(address: object, context: str, payload: Any, signature: object) -> None:
     """Verify ``signature`` over ``payload`` under ``context`` with the key ``address`` names."""
+    public_key, raw = _key_and_signature(address, signature)
+    _verify_input(public_key, context, signing_input(context, payload), raw)
+
+
+def _key_and_signature(address: object, signature: object) -> tuple[bytes, bytes]:
     try:
         public_key = public_key_from_address(address)
     except EncodingError as exc:
@@ -72,9 +98,23 @@ def verify_by_address(address: object, context: str, payload: Any, signature: ob
         raw = decode_signature(signature)
     except EncodingError as exc:
         raise SignatureError(f"signature is malformed: {exc.message}", requirement="ENC-3") from exc
-    if not ed25519_verify(public_key, signing_input(context, payload), raw):
+    return public_key, raw
+
+
+def _verify_input(public_key: bytes, context: str, message: bytes, signature: bytes) -> None:
+    if not ed25519_verify(public_key, message, signature):
         raise SignatureError(f"signature does not verify under context {context!r}",
                              requirement="SIG-4")
+
+
+def _verify_checked(address: str, context: str, canonical: bytes, signature: str) -> None:
+    """:func:`verify_by_address` for a payload already canonicalized (``canonical``).
+
+    For callers that have validated the address and the signature's spelling: both
+    are still decoded (and would still fail as there), only the payload's walk is saved.
+    """
+    public_key, raw = _key_and_signature(address, signature)
+    _verify_input(public_key, context, _tag(context) + canonical, raw)
 
 
 @dataclass(frozen=True)

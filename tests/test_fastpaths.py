@@ -1,0 +1,630 @@
+"""Differential tests: every fast path agrees with the precise path it short-cuts.
+
+The fast paths (canonical_json's shape walk and text checks, check_json_value's
+specialised walks, the prebuilt C encoder, check_timestamp without strptime,
+the address and key caches, decode_signature without the base64 wrappers,
+validate_file not re-walking records, verify_file not re-walking what it
+validated) must give the same bytes, or the same error class, requirement and
+pointer, as the straightforward path for every input. The references here are
+that straightforward path, written out: the precise walk plus json.dumps for
+canonical JSON, strptime for timestamps, the uncached decoders, and
+validate_file / verify_file as they read before the fast paths.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import json
+import unicodedata
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memspec import strategies as ms
+from memspec._canonical import (
+    _CHECKED_DUMPS,
+    _DUMPS,
+    _FAST_DEPTH,
+    DEFAULT_LIMITS,
+    MAX_SAFE_INTEGER,
+    Limits,
+    _canonical_checked,
+    _fast_check,
+    _precise_check,
+    canonical_json,
+    check_json_value,
+)
+from memspec._encoding import (
+    _decode_address,
+    check_timestamp,
+    decode_signature,
+    public_key_from_address,
+)
+from memspec._errors import (
+    EncodingError,
+    FileError,
+    LimitError,
+    MemspecError,
+    RecordError,
+    SignatureError,
+)
+from memspec._file import (
+    FILE_FIELDS,
+    FORMAT_VERSION,
+    SEQUENCE_FIELD,
+    file_payload,
+    validate_file,
+    verify_file,
+)
+from memspec._record import (
+    _checked_record_id,
+    _verify_validated,
+    record_id,
+    sign_record,
+    validate_record,
+    verify_record,
+)
+from memspec._signing import (
+    CONTEXT_MEMORY_FILE,
+    CONTEXT_RECORD,
+    CONTEXTS,
+    _verify_checked,
+    ed25519_verify,
+    signing_input,
+    verify_by_address,
+)
+
+FAST = settings(max_examples=150, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+RECORDS = settings(max_examples=80, deadline=None,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+SLOW = settings(max_examples=40, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+def outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
+    """What a call did: its result, or its error's class, requirement and pointer."""
+    try:
+        return ("ok", call())
+    except MemspecError as exc:
+        return (type(exc), exc.requirement, exc.pointer)
+
+
+# -- canonical JSON ------------------------------------------------------------------------------
+
+#: Characters that stress the NFC and UTF-8 rules: combining marks (in and out of canonical
+#: order), precomposed letters, a singleton (U+212B, never NFC), Hangul jamo that compose,
+#: ASCII controls and the JSON escapes, lone surrogates, astral and CJK text.
+_NASTY = ("a", "e", "n", "Z", "0", "~", "/", " ", "\u0301", "\u0300", "\u0316", "\u0303",
+          "\u00e9", "\u212b", "\u1100", "\u1161", "\u11a8", "\uac00", "\n", "\x00", "\x1f",
+          '"', "\\", "\ud800", "\udc00", "\U0001f600", "\u6771", "\u0345", "\u0327")
+_chars = st.sampled_from(_NASTY)
+_texts = st.text(_chars, max_size=6)
+
+
+class _Str(str):
+    """A str subclass: not a JSON string to memspec (CJ-1)."""
+
+
+class _Int(int):
+    """An int subclass: not a JSON integer to memspec (CJ-1)."""
+
+
+_scalars = (
+    st.none() | st.booleans() | _texts
+    | st.integers(-MAX_SAFE_INTEGER - 3, MAX_SAFE_INTEGER + 3)
+    | st.sampled_from([MAX_SAFE_INTEGER, -MAX_SAFE_INTEGER, 2**53, -(2**53), 2**64, 0])
+    | st.sampled_from([0.5, -0.0, 1.0, float("nan"), float("inf")])
+    | st.sampled_from([_Str("s"), _Int(1), b"x", {1, 2}, object()])
+)
+_keys = _texts | st.sampled_from([1, None, True, 2.5, _Str("k")])
+
+
+def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return (st.lists(children, max_size=4)
+            | st.lists(children, max_size=3).map(tuple)
+            | st.dictionaries(_keys, children, max_size=4))
+
+
+_values = st.recursive(_scalars, _containers, max_leaves=12)
+_valid_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
+    | st.text(_chars.filter(lambda c: not "\ud800" <= c <= "\udfff"), max_size=6),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(
+        st.text(_chars.filter(lambda c: not "\ud800" <= c <= "\udfff"), max_size=5)
+        .map(lambda s: unicodedata.normalize("NFC", s)), children, max_size=4),
+    max_leaves=12)
+_limits = st.sampled_from([DEFAULT_LIMITS, Limits(max_depth=2), Limits(max_depth=3),
+                           Limits(max_string_chars=3), Limits(max_string_chars=8),
+                           Limits(max_depth=2, max_string_chars=4)])
+
+
+def _nfc_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value)
+    if isinstance(value, dict):
+        return {key: _nfc_strings(sub) for key, sub in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nfc_strings(sub) for sub in value]
+    return value
+
+
+def reference_canonical(value: Any, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    """Canonical JSON the slow way: the precise walk, then json.dumps, NFC per string."""
+    _precise_check(value, limits)
+    options: dict[str, Any] = {"sort_keys": True, "separators": (",", ":"),
+                               "ensure_ascii": False, "allow_nan": False}
+    text = json.dumps(value, **options)
+    if not unicodedata.is_normalized("NFC", text):
+        text = json.dumps(_nfc_strings(value), **options)
+    return text.encode("utf-8")
+
+
+@FAST
+@given(_values, _limits)
+def test_canonical_json_agrees_with_the_precise_path(value: Any, limits: Limits) -> None:
+    assert outcome(lambda: canonical_json(value, limits)) == \
+        outcome(lambda: reference_canonical(value, limits))
+
+
+@FAST
+@given(_values, _limits)
+def test_check_json_value_agrees_with_the_precise_walk(value: Any, limits: Limits) -> None:
+    assert outcome(lambda: check_json_value(value, limits)) == \
+        outcome(lambda: _precise_check(value, limits))
+    if _fast_check(value, 0, limits):
+        _precise_check(value, limits)  # the fast walk only ever says "certainly valid"
+
+
+@RECORDS
+@given(_valid_values)
+def test_valid_values_encode_the_same_through_every_path(value: Any) -> None:
+    expected = reference_canonical(value)
+    assert canonical_json(value) == expected
+    assert _canonical_checked(value) == expected
+    assert _CHECKED_DUMPS(value) == _DUMPS(value)
+
+
+@FAST
+@given(st.dictionaries(_texts, _texts, min_size=1, max_size=4), _texts)
+def test_nfc_text_means_nfc_keys(obj: dict[str, str], prefix: str) -> None:
+    # canonical_json reads key NFC off the encoded text: a non-NFC key must never hide in it.
+    value = {prefix: obj}
+    assert outcome(lambda: canonical_json(value)) == outcome(lambda: reference_canonical(value))
+
+
+@pytest.mark.parametrize("depth", [_FAST_DEPTH - 1, _FAST_DEPTH, _FAST_DEPTH + 1, 70])
+@pytest.mark.parametrize("max_depth", [_FAST_DEPTH, 66, 100])
+def test_depth_near_the_fast_walk_bound(depth: int, max_depth: int) -> None:
+    limits = Limits(max_depth=max_depth)
+    for leaf in ({}, [], "\u00e9", 1.5):
+        value: Any = leaf
+        for level in range(depth):
+            value = [value] if level % 2 else {"k\u0301" if level == 7 else "k": value}
+        assert outcome(lambda v=value: canonical_json(v, limits)) == \
+            outcome(lambda v=value: reference_canonical(v, limits))
+
+
+def test_cycles_and_long_texts_take_the_precise_path() -> None:
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    assert outcome(lambda: canonical_json(cyclic)) == outcome(lambda: _precise_check(cyclic,
+                                                                                      DEFAULT_LIMITS))
+    limits = Limits(max_string_chars=10)
+    many = {"a": ["short"] * 5, "b": "x" * 9}  # text far over 10 characters, no long string
+    assert canonical_json(many, limits) == reference_canonical(many, limits)
+    over = {"a": ["short"] * 5, "b": "x" * 11}
+    assert outcome(lambda: canonical_json(over, limits)) == \
+        outcome(lambda: reference_canonical(over, limits))
+
+
+# -- timestamps, addresses, signatures, keys ----------------------------------------------------
+
+def reference_timestamp(value: object) -> tuple[Any, ...]:
+    """check_timestamp as it read with strptime."""
+    import re
+    if not isinstance(value, str) or not re.match(
+            r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z", value, re.ASCII):
+        return (EncodingError, "ENC-4", None)
+    try:
+        datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        return (EncodingError, "ENC-4", None)
+    return ("ok", value)
+
+
+_YEARS = ("0000", "0001", "0004", "1900", "2000", "2023", "2024", "2100", "9999")
+
+
+def test_check_timestamp_dates_near_every_edge() -> None:
+    for year in _YEARS:
+        for month in range(0, 14):
+            for day in range(0, 33):
+                stamp = f"{year}-{month:02d}-{day:02d}T12:00:00.000Z"
+                assert outcome(lambda s=stamp: check_timestamp(s)) == reference_timestamp(stamp)
+
+
+def test_check_timestamp_times_near_every_edge() -> None:
+    for hour in (0, 1, 9, 19, 22, 23, 24, 25, 29, 99):
+        for minute in (0, 9, 58, 59, 60, 61, 99):
+            for second in (0, 9, 59, 60, 61, 62, 99):
+                for millis in ("000", "999"):
+                    stamp = f"2024-02-29T{hour:02d}:{minute:02d}:{second:02d}.{millis}Z"
+                    assert outcome(lambda s=stamp: check_timestamp(s)) == \
+                        reference_timestamp(stamp)
+
+
+_digit_or_not = st.sampled_from("0123456789") | st.sampled_from(["\u0663", "a", "-", " ", "+"])
+
+
+@FAST
+@given(st.lists(_digit_or_not, min_size=17, max_size=17), st.sampled_from(["Z", "z", "", "ZZ"]))
+def test_check_timestamp_on_arbitrary_digits(digits: list[str], tail: str) -> None:
+    d = "".join(digits)
+    stamp = f"{d[0:4]}-{d[4:6]}-{d[6:8]}T{d[8:10]}:{d[10:12]}:{d[12:14]}.{d[14:17]}{tail}"
+    assert outcome(lambda: check_timestamp(stamp)) == reference_timestamp(stamp)
+
+
+@FAST
+@given(ms.timestamps())
+def test_check_timestamp_accepts_every_canonical_timestamp(stamp: str) -> None:
+    assert outcome(lambda: check_timestamp(stamp)) == reference_timestamp(stamp) == ("ok", stamp)
+
+
+_b58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_address_like = (
+    ms.addresses()
+    | st.text(st.sampled_from(_b58 + "0OIl"), max_size=46).map(lambda s: "amp:key:" + s)
+    | st.text(max_size=10)
+    | st.sampled_from([None, 5, b"amp:key:1", "amp:key:" + "z" * 45, "AMP:key:1"])
+)
+
+
+@FAST
+@given(_address_like)
+def test_public_key_from_address_cached_agrees_twice(address: Any) -> None:
+    def uncached() -> bytes:
+        if not isinstance(address, str):
+            raise EncodingError("not a string", requirement="ENC-1")
+        if len(address) > 52:
+            raise EncodingError("too long", requirement="ENC-1")
+        return _decode_address(address)
+
+    expected = outcome(uncached)
+    assert outcome(lambda: public_key_from_address(address)) == expected
+    assert outcome(lambda: public_key_from_address(address)) == expected  # a cache hit
+    if isinstance(address, str):
+        assert outcome(lambda: public_key_from_address(_Str(address))) == expected
+
+
+def reference_decode_signature(text: object) -> bytes:
+    """decode_signature as it read with the base64 module."""
+    import re
+    if not isinstance(text, str):
+        raise EncodingError("not a string", requirement="ENC-3")
+    if len(text) != 88 or not re.match(r"[A-Za-z0-9+/]*={0,2}\Z", text):
+        raise EncodingError("not 88 base64 characters", requirement="ENC-3")
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except binascii.Error as exc:
+        raise EncodingError("not base64", requirement="ENC-3") from exc
+    if len(raw) != 64 or base64.b64encode(raw).decode("ascii") != text:
+        raise EncodingError("not canonical", requirement="ENC-3")
+    return raw
+
+
+_b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_signature_like = (
+    st.binary(min_size=64, max_size=64).map(lambda b: base64.b64encode(b).decode())
+    | st.tuples(st.text(st.sampled_from(_b64), min_size=85, max_size=86),
+                st.sampled_from(["==", "=", "", "A=", "===", "-=", "\u00e9="]))
+    .map(lambda t: t[0] + t[1])
+    | st.text(st.sampled_from(_b64 + "=-_ \n\u00e9"), min_size=86, max_size=90)
+    | st.sampled_from([None, 1, b"x" * 88, ""])
+)
+
+
+@FAST
+@given(_signature_like)
+def test_decode_signature_agrees_with_the_base64_module(text: Any) -> None:
+    assert outcome(lambda: decode_signature(text)) == \
+        outcome(lambda: reference_decode_signature(text))
+
+
+@FAST
+@given(st.binary(min_size=0, max_size=40), st.binary(max_size=40),
+       st.binary(min_size=63, max_size=65), st.sampled_from([bytes, bytearray]))
+def test_ed25519_verify_cached_key_objects_agree(key: bytes, message: bytes, signature: bytes,
+                                                 kind: type) -> None:
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    def uncached(key: Any, message: bytes, signature: bytes) -> bool:
+        if len(key) != 32 or len(signature) != 64:
+            return False
+        try:
+            Ed25519PublicKey.from_public_bytes(key).verify(signature, message)
+        except (InvalidSignature, ValueError):
+            return False
+        return True
+
+    def either(call: Callable[[], bool]) -> object:
+        try:
+            return call()
+        except Exception as exc:  # a TypeError for a bytearray key, as before
+            return type(exc)
+
+    good = ms.TEST_KEY.sign_bytes(message)
+    for args in ((kind(key), message, signature), (kind(ms.TEST_KEY.public_key), message, good),
+                 (kind(ms.TEST_KEY.public_key), message + b"!", good)):
+        assert either(lambda a=args: ed25519_verify(*a)) == either(lambda a=args: uncached(*a))
+    assert ed25519_verify(ms.TEST_KEY.public_key, message, good) is True
+
+
+@pytest.mark.parametrize("context", [*sorted(CONTEXTS), "nope", "Record", None])
+def test_signing_input_tag_unchanged(context: Any) -> None:
+    def reference() -> bytes:
+        if not isinstance(context, str) or context not in CONTEXTS:
+            raise SignatureError("unknown", requirement="SIG-2")
+        tag = f"fg-agent-memory/v1/{context}".encode()
+        return len(tag).to_bytes(2, "big") + tag + canonical_json({"a": 1})
+
+    assert outcome(lambda: signing_input(context, {"a": 1})) == outcome(reference)
+
+
+# -- records and files -------------------------------------------------------------------------
+
+#: Values to break a record field with: wrong types, invalid JSON values, bad spellings.
+_BAD = [None, True, 0, -1, 2**60, 1.5, "", " ", "x", "e\u0301", "\ud800", [], [1.5], {},
+        {"a\u0301": 1}, {"k": 2.0}, ["mem:" + "0" * 32], "mem:" + "0" * 32,
+        "2024-02-30T00:00:00.000Z", "2024-01-01T23:59:60.000Z", "2024-01-01T00:00:00.000Z",
+        "9999-12-31T23:59:59.999Z", "amp:key:1111", "0.5000", "1.0000", "A" * 86 + "==",
+        _Str("fact"), "rule", "archived", "superseded", "redaction"]
+_FIELDS = ["id", "type", "body", "slots", "state", "confidence", "created_at", "updated_at",
+           "occurred_at", "provenance", "evidence", "supersedes", "superseded_by", "transition",
+           "state_reason", "tags", "flagged", "flag_reason", "signed_by", "signature",
+           "redacted", "birth_digest", "redaction_reason", "ext\u0301", "x-extension"]
+
+
+@st.composite
+def mutated_records(draw: st.DrawFn) -> dict[str, Any]:
+    record = copy.deepcopy(draw(ms.records() | ms.tombstones()))
+    if draw(st.booleans()):
+        record = sign_record(record, ms.TEST_KEY) if "redacted" not in record else record
+    for _ in range(draw(st.integers(0, 2))):
+        name = draw(st.sampled_from(_FIELDS))
+        if draw(st.integers(0, 5)) == 0:
+            record.pop(name, None)
+        elif name == "provenance" and draw(st.booleans()):
+            record[name] = {"kind": "k", "ref": draw(st.sampled_from(_BAD)), "agent": None}
+        else:
+            record[name] = copy.deepcopy(draw(st.sampled_from(_BAD)))
+    return record
+
+
+@SLOW
+@given(mutated_records(), _limits)
+def test_validate_record_walked_agrees_when_the_walk_passed(record: dict[str, Any],
+                                                            limits: Limits) -> None:
+    full = outcome(lambda: validate_record(record, limits))
+    try:
+        check_json_value({"records": [record]}, limits)
+    except MemspecError:
+        return
+    assert outcome(lambda: validate_record(record, limits, _walked=True)) == full
+
+
+@st.composite
+def valid_records(draw: st.DrawFn) -> dict[str, Any]:
+    """Valid records, signed or not, some with a signature that no longer verifies."""
+    record = copy.deepcopy(draw(ms.records() | ms.tombstones()))
+    if "redacted" in record or draw(st.booleans()):
+        return record
+    record = sign_record(record, ms.TEST_KEY)
+    change = draw(st.integers(0, 3))
+    if change == 1:  # content changed after signing, id recomputed: still a valid record
+        record["tags"] = [*record["tags"], f"tag{len(record['tags'])}"]
+        record["id"] = record_id(record)
+    elif change == 2:  # a canonical spelling of another signature
+        record["signature"] = base64.b64encode(bytes(64)).decode()
+    elif change == 3:  # another signer named
+        record["signed_by"] = draw(ms.addresses())
+    return record
+
+
+def test_looser_limits_still_fail_the_content_address_as_before() -> None:
+    # Checked under limits looser than DEFAULT_LIMITS, a record's birth is not known to
+    # pass canonical_json at DEFAULT_LIMITS, so the public record_id runs and fails as it did.
+    record = _plain_record()
+    record["slots"] = {"long": "x" * (DEFAULT_LIMITS.max_string_chars + 1)}
+    loose = Limits(max_string_chars=DEFAULT_LIMITS.max_string_chars * 2)
+    expected = outcome(lambda: record_id(record))
+    assert expected == (LimitError, None, "/slots/long")
+    assert outcome(lambda: validate_record(record, loose)) == expected
+    assert outcome(lambda: validate_record(record, loose, _walked=True)) == expected
+
+
+def _plain_record() -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "id": "", "type": "fact", "body": "b", "slots": {}, "state": "active",
+        "confidence": "0.5000", "created_at": "2024-01-01T00:00:00.000Z",
+        "updated_at": "2024-01-01T00:00:00.000Z",
+        "provenance": {"kind": "k", "ref": None, "agent": None}, "evidence": [],
+        "supersedes": None, "superseded_by": None, "transition": None, "state_reason": None,
+        "tags": [], "flagged": False, "flag_reason": None, "signed_by": None, "signature": "",
+    }
+    record["id"] = record_id(record)
+    return record
+
+
+@RECORDS
+@given(valid_records())
+def test_content_address_and_verification_without_the_walk(record: dict[str, Any]) -> None:
+    validate_record(record)
+    if "redacted" not in record:
+        assert _checked_record_id(record, DEFAULT_LIMITS) == record_id(record)
+    assert outcome(lambda: _verify_validated(record)) == outcome(lambda: verify_record(record))
+    if record["signed_by"] is not None:
+        payload = {k: v for k, v in record.items() if k != "signature"}
+        assert outcome(lambda: _verify_checked(record["signed_by"], CONTEXT_RECORD,
+                                               canonical_json(payload), record["signature"])) \
+            == outcome(lambda: verify_by_address(record["signed_by"], CONTEXT_RECORD, payload,
+                                                 record["signature"]))
+
+
+def reference_validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS) -> None:
+    """validate_file as it read before the fast paths (every record walked again)."""
+    if not isinstance(memory_file, dict):
+        raise FileError("not an object", requirement="FILE-1")
+    missing = [name for name in FILE_FIELDS if name not in memory_file]
+    if missing:
+        raise FileError("missing", pointer=f"/{missing[0]}", requirement="FILE-1")
+    if memory_file["format"] != FORMAT_VERSION:
+        raise FileError("format", pointer="/format", requirement="FILE-2")
+    agent = memory_file["agent"]
+    if agent is not None:
+        try:
+            _decode_address(agent) if isinstance(agent, str) and len(agent) <= 52 else \
+                public_key_from_address(agent)
+        except EncodingError as exc:
+            raise FileError("agent", pointer="/agent", requirement="ENC-1") from exc
+    if reference_timestamp(memory_file["created_at"])[0] != "ok":
+        raise FileError("created_at", pointer="/created_at", requirement="REC-7")
+    records = memory_file["records"]
+    if not isinstance(records, list):
+        raise FileError("records", pointer="/records", requirement="FILE-1")
+    if len(records) > limits.max_records_per_file:
+        raise FileError("too many", pointer="/records")
+    signature = memory_file["signature"]
+    if not isinstance(signature, str):
+        raise FileError("signature", pointer="/signature", requirement="FILE-1")
+    if signature and agent is None:
+        raise FileError("agent", pointer="/agent", requirement="FILE-3")
+    if signature:
+        try:
+            reference_decode_signature(signature)
+        except EncodingError as exc:
+            raise FileError("signature", pointer="/signature", requirement="ENC-3") from exc
+    if SEQUENCE_FIELD in memory_file:
+        sequence = memory_file[SEQUENCE_FIELD]
+        if type(sequence) is not int or not 0 <= sequence <= MAX_SAFE_INTEGER:
+            raise FileError("sequence", pointer=f"/{SEQUENCE_FIELD}", requirement="ROLL-1")
+    try:
+        _precise_check(file_payload(memory_file), limits)
+    except MemspecError as exc:
+        raise FileError(exc.message, pointer=exc.pointer, requirement=exc.requirement) from exc
+    seen: set[str] = set()
+    for index, record in enumerate(records):
+        try:
+            validate_record(record, limits)
+        except MemspecError as exc:
+            raise FileError(f"record {index}: {exc.message}",
+                            pointer=f"/records/{index}{exc.pointer or ''}",
+                            requirement=exc.requirement) from exc
+        if record["id"] in seen:
+            raise FileError("twice", requirement="FILE-4", pointer=f"/records/{index}/id")
+        seen.add(record["id"])
+
+
+def reference_verify_file(memory_file: Any, *, require_signature: bool = True) -> None:
+    """verify_file as it read before the fast paths: public verify_record and
+    verify_by_address, which canonicalize (and walk) every payload again."""
+    from memspec._file import _spelled_first
+
+    signature = memory_file.get("signature") if isinstance(memory_file, dict) else None
+    _spelled_first(signature, "file signature", "/signature")
+    records = memory_file.get("records") if isinstance(memory_file, dict) else None
+    if isinstance(records, list):
+        for index, record in enumerate(records):
+            if isinstance(record, dict):
+                _spelled_first(record.get("signature"), f"signature of record {index}",
+                               f"/records/{index}/signature")
+    reference_validate_file(memory_file)
+    for index, record in enumerate(memory_file["records"]):
+        try:
+            verify_record(record)
+        except SignatureError as exc:
+            raise SignatureError("record", pointer=f"/records/{index}/signature",
+                                 requirement=exc.requirement or "FILE-6") from exc
+    if signature:
+        try:
+            verify_by_address(memory_file["agent"], CONTEXT_MEMORY_FILE,
+                              file_payload(memory_file), signature)
+        except SignatureError as exc:
+            raise SignatureError("file", pointer="/signature",
+                                 requirement=exc.requirement) from exc
+    elif require_signature:
+        raise SignatureError("unsigned", pointer="/signature", requirement="FILE-5")
+
+
+@st.composite
+def mutated_files(draw: st.DrawFn) -> dict[str, Any]:
+    memory_file = copy.deepcopy(draw(ms.memory_files(signed=None, max_records=3)))
+    records = memory_file["records"]
+    if records and draw(st.booleans()):
+        records.append(draw(mutated_records()))
+    if records and draw(st.booleans()):
+        index = draw(st.integers(0, len(records) - 1))
+        target = records[index]
+        name = draw(st.sampled_from(["body", "signature", "tags", "slots", "state", "id"]))
+        target[name] = copy.deepcopy(draw(st.sampled_from([*_BAD, records[0].get(name)])))
+    if records and draw(st.integers(0, 3)) == 0:
+        records.append(copy.deepcopy(records[0]))  # a duplicate id
+    if draw(st.integers(0, 3)) == 0:
+        name = draw(st.sampled_from(["format", "agent", "created_at", "signature",
+                                     SEQUENCE_FIELD, "x-ext", "records"]))
+        memory_file[name] = copy.deepcopy(draw(st.sampled_from(
+            [*_BAD, FORMAT_VERSION, 3, ms.TEST_KEY.address])))
+    return memory_file
+
+
+@SLOW
+@given(mutated_files(), _limits)
+def test_validate_file_agrees_with_the_rewalking_path(memory_file: dict[str, Any],
+                                                      limits: Limits) -> None:
+    assert outcome(lambda: validate_file(memory_file, limits)) == \
+        outcome(lambda: reference_validate_file(memory_file, limits) or memory_file)
+
+
+@SLOW
+@given(mutated_files(), st.booleans())
+def test_verify_file_agrees_with_the_rewalking_path(memory_file: dict[str, Any],
+                                                    required: bool) -> None:
+    assert outcome(lambda: verify_file(memory_file, require_signature=required)) == \
+        outcome(lambda: reference_verify_file(memory_file, require_signature=required))
+
+
+@SLOW
+@given(ms.memory_files(signed=True, max_records=3), st.data())
+def test_verify_file_detects_every_altered_signed_byte(memory_file: dict[str, Any],
+                                                       data: st.DataObject) -> None:
+    verify_file(memory_file)
+    altered = copy.deepcopy(memory_file)
+    signed = [r for r in altered["records"] if r["signed_by"] is not None]
+    if signed and data.draw(st.booleans()):
+        target = data.draw(st.sampled_from(signed))
+        target["tags"] = [*target["tags"], "added"]
+        target["id"] = record_id(target)  # still a valid record: only its signature breaks
+    else:
+        stamp = "2000-01-01T00:00:00.000Z"
+        altered["created_at"] = stamp if altered["created_at"] != stamp else \
+            "2000-01-01T00:00:00.001Z"
+    got = outcome(lambda: verify_file(altered))
+    assert got[0] in (SignatureError, FileError)
+    assert got == outcome(lambda: reference_verify_file(altered))
+
+
+def test_public_key_cache_keeps_no_errors() -> None:
+    bad = "amp:key:" + "1" * 40
+    for _ in range(3):
+        with pytest.raises(EncodingError) as info:
+            public_key_from_address(bad)
+        assert info.value.requirement == "ENC-1"
+    with pytest.raises(RecordError):
+        validate_record({**_plain_record(), "signed_by": bad, "signature": "A" * 86 + "=="})
