@@ -465,7 +465,8 @@ class ReferenceEngine(EngineBase):
             for position, item in enumerate(memory_file["records"]):
                 _check_loaded(position, item)
         report = load_file(self._state.store, _arg(args, "file", FileError), verify=verify,
-                           indexes=(self._state.index,))
+                           indexes=(self._state.index,),
+                           expected_agent=args.get("expected_agent"))
         return report.model_dump()
 
 

@@ -110,17 +110,18 @@ def export_file(store: RecordStore, *, now: str, identity: SigningKey | None = N
 
 
 def load_file(store: RecordStore, memory_file: object, *, verify: bool = True,
-              indexes: Sequence[SearchIndex] = ()) -> LoadReport:
+              indexes: Sequence[SearchIndex] = (), expected_agent: object = None) -> LoadReport:
     """Load a MemoryFile into ``store``; ids already present are skipped, never overwritten.
 
     The whole file is checked before anything is written: with ``verify`` its
     signature is required (FILE-5); every record naming a signer is verified
-    either way (FILE-6, SIG-8). Loaded records are indexed in ``indexes``.
+    either way (FILE-6, SIG-8); with ``expected_agent`` the file must be signed by
+    that agent (FILE-11). Loaded records are indexed in ``indexes``.
     """
     if not isinstance(memory_file, dict):
         raise FileError(f"a memory file is a JSON object, not {type(memory_file).__name__}",
                         requirement="FILE-1")
-    verify_file(memory_file, require_signature=verify)
+    verify_file(memory_file, require_signature=verify, expected_agent=expected_agent)
     records = [MemoryRecord.model_validate(r) for r in memory_file["records"]]
     loaded: list[str] = []
     skipped: list[str] = []
@@ -450,8 +451,10 @@ class Memory:
 
     @classmethod
     def load(cls, file_path: str | Path, *, path: str | Path | None = None, verify: bool = True,
-             witness: str | Path | None = None, **kwargs: Any) -> Memory:
-        """A Memory holding a MemoryFile's records (``verify`` requires a file signature).
+             witness: str | Path | None = None, expected_agent: str | None = None,
+             **kwargs: Any) -> Memory:
+        """A Memory holding a MemoryFile's records (``verify`` requires a file signature;
+        ``expected_agent`` requires it to be that agent's, FILE-11).
 
         Loading into an existing ``path`` merges: ids already there are skipped.
         """
@@ -468,7 +471,8 @@ class Memory:
             # Refuse a replayed older snapshot (ROLL-4, ROLL-5) before anything is written.
             accepted = verify_fresh(memory_file, Witness.load(witness))
         memory = cls(path, **kwargs)
-        load_file(memory.store, memory_file, verify=verify, indexes=memory.indexes)
+        load_file(memory.store, memory_file, verify=verify, indexes=memory.indexes,
+                  expected_agent=expected_agent)
         if accepted is not None:
             accepted.save(witness)  # type: ignore[arg-type]
         return memory

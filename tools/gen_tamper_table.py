@@ -28,6 +28,7 @@ PAGE = ROOT / "docs" / "tamper.md"
 _MARK = {
     "refused": "**refused**",
     "witness": "**refused with a witness**",
+    "expected-agent": "**refused given the expected agent**",
     "partial": "partly",
     "not-detected": "not detected",
     "n/a": "n/a",

@@ -182,6 +182,32 @@ def test_verifying_load_checks_every_signed_record(files: Files, engine: Any,
     )
 
 
+@pytest.mark.requirement("FILE-11", "PROTO-7")
+def test_a_loader_told_the_agent_refuses_any_other_signer(files: Files, engine: Any,
+                                                          keys: Any) -> None:
+    records = [files.new("the kettle is in the left cupboard"), files.new("tea before coffee")]
+    unsigned = build.memory_file(records, created_at=files.clock.now())
+    own = sign_file(unsigned, keys.a)
+    # The substitution: the same content re-signed by someone else, who names themself.
+    substituted = sign_file({**unsigned, "agent": None}, keys.b)
+    for what, memory_file, verify in (
+            ("a file re-signed by another agent", substituted, True),
+            ("a file re-signed by another agent, verify false", substituted, False),
+            ("an unsigned file naming the expected agent",
+             {**unsigned, "agent": keys.a.address}, False),
+            ("an unsigned file", unsigned, True)):
+        expect_rejected(engine, "load", "signature", "FILE-11",
+                        f"a load expecting agent {keys.a.address} of {what}",
+                        file=memory_file, verify=verify, expected_agent=keys.a.address)
+    expect_rejected(engine, "load", "encoding", "FILE-11",
+                    "a load whose expected_agent is not an address", file=own, verify=True,
+                    expected_agent="amp:key:0OIl")
+    result = engine.call("load", file=own, verify=True, expected_agent=keys.a.address)
+    assert result["loaded"] == [r["id"] for r in own["records"]], (
+        f"FILE-11: a file signed by the expected agent was not loaded: {result}"
+    )
+
+
 @pytest.mark.requirement("FILE-9")
 def test_load_skips_existing_ids(files: Files, engine: Any) -> None:
     kept = files.new("the kettle is in the left cupboard", tags=["original"])

@@ -83,6 +83,22 @@ def test_verify_names_the_tampered_record(memspec, write, memory_file, seed_a):
     assert run.code == 1
 
 
+def test_verify_expect_agent_refuses_a_re_signed_file(memspec, write, memory_file, seed_a):
+    owner = SigningKey.from_hex(seed_a)
+    attacker = SigningKey(bytes(range(200, 232)))
+    assert memspec("verify", write("m.json", memory_file),
+                   "--expect-agent", owner.address).code == 0
+    resigned = sign_file(dict(memory_file, signature="", agent=None), attacker)
+    path = write("resigned.json", resigned)
+    assert memspec("verify", path).code == 0  # SIG-5: it verifies under the attacker's key
+    run = memspec("verify", path, "--expect-agent", owner.address, "--json")
+    assert run.code == 1
+    error = run.json()["inputs"][0]["error"]
+    assert error["requirement"] == "FILE-11" and attacker.address in error["message"]
+    run = memspec("verify", path, "--expect-agent", "amp:key:0OIl")
+    assert run.code == 2 and "not an agent address" in run.err
+
+
 def test_id_and_canonicalize(memspec, write, memory_file):
     record = memory_file["records"][0]
     run = memspec("id", write("r.json", record))

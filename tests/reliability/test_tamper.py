@@ -211,8 +211,25 @@ def _loaders(tmp_path: Path, verify: bool, *, persistent: bool) -> dict[str, Loa
         load_file(store, f, verify=verify)
         return list(store.ids())
 
+    def pinned(f: dict[str, Any]) -> list[str]:
+        # The holder knows whose memory this is (FILE-11): the engine operation says so.
+        instance = create_engine("memory")
+        try:
+            try:
+                instance.call("load", {"file": f, "verify": verify,
+                                       "expected_agent": AGENT.address})
+            except MemspecError:
+                assert instance.call("iterate", {})["records"] == [], "refused but wrote"
+                raise
+            return [r["id"] for r in instance.call("iterate", {})["records"]]
+        finally:
+            instance.close()
+
     loaders: dict[str, Loader] = {"verify_file": core, "Memory.load": porcelain,
                                   "engine-memory": engine("memory"), "witness-loader": witnessed}
+    if verify:
+        # Only a signed file can satisfy an expected agent.
+        loaders["agent-loader"] = pinned
     if persistent:
         loaders.update({"Memory.load(path)": lambda f: porcelain(f, on_disk=True),
                         "engine-file": engine("file"), "engine-sqlite": engine("sqlite")})
@@ -254,8 +271,8 @@ def test_tamper_class_on_a_file(cls: str, variant: str, cell: dict[str, Any],
     # them on every refused attack, test_untampered_files_load_everywhere on the originals.
     loaders = _loaders(tmp_path, verify=signed, persistent=False)
     for name, loader in loaders.items():
-        refuse = _refused(cell, variant) or (cell["outcome"] == "witness"
-                                             and name == "witness-loader")
+        refuse = _refused(cell, variant) or (cell["outcome"], name) in {
+            ("witness", "witness-loader"), ("expected-agent", "agent-loader")}
         if refuse:
             with pytest.raises(MemspecError) as info:
                 loader(copy.deepcopy(tampered))
@@ -448,6 +465,7 @@ def test_every_tamper_class_in_the_table_is_run_by_a_test() -> None:
     first_eight = [e["id"] for e in TABLE["classes"]][:8]
     assert all(CLASSES[c]["signed-file"]["outcome"] == "refused" for c in first_eight)
     assert CLASSES["snapshot-rollback"]["signed-file"]["outcome"] == "witness"
+    assert CLASSES["key-substitution"]["signed-file"]["outcome"] == "expected-agent"
 
 
 def test_the_table_cites_only_known_requirements() -> None:

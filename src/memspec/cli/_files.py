@@ -8,8 +8,8 @@ from typing import Any
 
 from memspec._bundle import diff_records, fingerprint, merge_records
 from memspec._canonical import canonical_json
-from memspec._encoding import canonical_timestamp
-from memspec._errors import MemspecError
+from memspec._encoding import canonical_timestamp, public_key_from_address
+from memspec._errors import MemspecError, SignatureError
 from memspec._file import FORMAT_VERSION, validate_file, verify_file
 from memspec._graph import Problem, check_records
 from memspec._record import birth_digest, record_id, verify_record
@@ -72,12 +72,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _verify_path(path: str, allow_unsigned: bool) -> tuple[dict[str, Any], str, bool]:
+def _address(text: str) -> str:
+    """An argparse type: an agent address (amp:key:...), else a usage error naming why."""
+    try:
+        public_key_from_address(text)
+    except MemspecError as exc:
+        raise argparse.ArgumentTypeError(f"not an agent address: {exc.message}") from exc
+    return text
+
+
+def _verify_path(path: str, allow_unsigned: bool,
+                 expected_agent: str | None = None) -> tuple[dict[str, Any], str, bool]:
     loaded = read_input(path)
     result: dict[str, Any] = {"path": path, "kind": loaded.kind}
     try:
         if loaded.kind == "file":
-            verify_file(loaded.value, require_signature=not allow_unsigned)
+            verify_file(loaded.value, require_signature=not allow_unsigned,
+                        expected_agent=expected_agent)
             signed = sum(1 for r in loaded.records if r.get("signed_by"))
             result.update(valid=True, file_signed=bool(loaded.value["signature"]),
                           signed_records=signed)
@@ -86,6 +97,12 @@ def _verify_path(path: str, allow_unsigned: bool) -> tuple[dict[str, Any], str, 
                     f"{signed} signed records verified)")
         elif loaded.kind in ("record", "records", "jsonl"):
             unsigned = [r.get("id") for r in loaded.records if not _verify_one(r)]
+            if expected_agent is not None:
+                others = [r.get("id") for r in loaded.records
+                          if r.get("signed_by") != expected_agent]
+                if others:
+                    raise SignatureError(f"{len(others)} records are not signed by "
+                                         f"{expected_agent}: {others[:5]}")
             if unsigned and not allow_unsigned:
                 raise MemspecError(f"{len(unsigned)} records are unsigned: {unsigned[:5]}",
                                    requirement="SIG-8")
@@ -103,7 +120,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     results, lines, ok = [], [], True
     for path in args.paths:
         try:
-            result, text, valid = _verify_path(path, args.allow_unsigned)
+            result, text, valid = _verify_path(path, args.allow_unsigned, args.expect_agent)
         except MemspecError as exc:
             result, text, valid = ({"path": path, "valid": False, "error": exc.to_wire()},
                                    f"{path}: {exc}", False)
@@ -209,10 +226,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     p = add("verify", cmd_verify, "Verify the signatures of a memory file and every signed record "
             "in it (a file signature is required unless --allow-unsigned).",
             "  memspec verify memory.json\n  memspec verify memory.json --allow-unsigned\n"
+            "  memspec verify memory.json --expect-agent amp:key:...\n"
             "  memspec verify a.json b.json --json")
     p.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
     p.add_argument("--allow-unsigned", action="store_true",
                    help="accept an unsigned file or record (explicit opt-out)")
+    p.add_argument("--expect-agent", type=_address, metavar="ADDRESS",
+                   help="require the file (or every record) to be signed by this agent: "
+                        "a file re-signed by anyone else is refused (FILE-11)")
     p = add("id", cmd_id, "Print the content address of each record (and whether it matches).",
             "  memspec id record.json\n  memspec id memory.json --json")
     p.add_argument("path", metavar="PATH")

@@ -13,6 +13,7 @@ from memspec.engine import operations
 from memspec.selftest._shapes import (
     InsertionOrder,
     Watcher,
+    drop_arg,
     history_of,
     map_records,
     put,
@@ -238,6 +239,9 @@ FAULTS = (
     Fault("load-forgets-tags", "FILE-10", "files",
           "load stores records without their tags, so a round trip is not byte-identical",
           only("load", _load_without_tags)),
+    Fault("load-ignores-expected-agent", "FILE-11", "files",
+          "load ignores expected_agent, so a file re-signed by another agent loads",
+          before("load", drop_arg("expected_agent"))),
     Fault("redaction-keeps-old-versions", "RED-1", "redaction",
           "redaction replaces the latest version only", _RedactionKeepsOldVersions()),
     Fault("redaction-drops-links", "RED-2", "redaction",
