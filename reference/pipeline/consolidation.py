@@ -6,8 +6,9 @@ Every mutation is a typed proposal (or, for resolution, a typed verdict)
 validated against the lifecycle machine before anything is written; an
 illegal or out-of-authority one is rejected and logged, never repaired
 (CONS-2). The report names every mutation with before/after states and a
-reason, every rejection with its error class, and every contradiction that
-had to wait (CONS-3, CONS-8). Same store, operators, config and ``now`` give
+reason, every rejection with its error class, every contradiction that had
+to wait (CONS-3, CONS-8), and every record whose comparisons block purging
+(``max_block``) cut. Same store, operators, config and ``now`` give
 the same report (CONS-4): records are visited in id order and every record
 consolidation creates is born at ``now``.
 """
@@ -29,7 +30,7 @@ from memspec import (
     confidence_to_wire,
 )
 from memspec.reference.lifecycle import LIVE_STATES, refresh_rule_flag
-from memspec.reference.pipeline.candidates import candidate_pairs
+from memspec.reference.pipeline.candidates import DEFAULT_MAX_BLOCK, CandidateSet, candidate_pairs
 from memspec.reference.pipeline.consolidation_report import (
     Action,
     ConsolidationReport,
@@ -91,6 +92,8 @@ class ConsolidationConfig:
     near_dup_threshold: Decimal = Decimal("0.6")
     promotion_threshold: int = 3
     contradiction_threshold: Decimal = Decimal("0.5")
+    #: Block-purging cap of the detection operators (see ``candidates``).
+    max_block: int | None = DEFAULT_MAX_BLOCK
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "near_dup_threshold",
@@ -101,6 +104,9 @@ class ConsolidationConfig:
         threshold = self.promotion_threshold
         if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
             raise LimitError(f"promotion_threshold must be a positive integer, not {threshold!r}")
+        cap = self.max_block
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise LimitError(f"max_block must be a positive integer, not {cap!r}")
 
     @classmethod
     def from_wire(cls, config: object) -> ConsolidationConfig:
@@ -110,9 +116,12 @@ class ConsolidationConfig:
         if not isinstance(config, dict):
             raise LimitError("consolidation config must be an object")
         unknown = set(config) - {"near_dup_threshold", "promotion_threshold",
-                                 "contradiction_threshold"}
+                                 "contradiction_threshold", "max_block"}
         if unknown:
             raise LimitError(f"unknown consolidation config keys {sorted(unknown)}")
+        if "max_block" in config and config["max_block"] is None:
+            # On the wire the cap is a positive integer or absent (no cap).
+            raise LimitError("max_block must be a positive integer, not None")
         return cls(**config)
 
 
@@ -131,8 +140,10 @@ def default_operators(
     """The shipped heuristics; the auto-resolver only when asked for (``auto_resolve=True``)."""
     config = config or ConsolidationConfig()
     return ConsolidationOperators(
-        near_dup=TrigramNearDupOperator(threshold=config.near_dup_threshold),
-        contradiction=HeuristicContradictionOperator(threshold=config.contradiction_threshold),
+        near_dup=TrigramNearDupOperator(threshold=config.near_dup_threshold,
+                                        max_block=config.max_block),
+        contradiction=HeuristicContradictionOperator(threshold=config.contradiction_threshold,
+                                                     max_block=config.max_block),
         resolver=HeuristicResolutionOperator() if auto_resolve else None,
     )
 
@@ -236,9 +247,17 @@ def _merge_authority(proposal: Proposal, a: MemoryRecord, b: MemoryRecord) -> st
     return None
 
 
+def _defer_cuts(run: _Run, pass_name: str, found: CandidateSet) -> None:
+    """Report each record whose comparisons block purging cut (one entry per record)."""
+    for cut in found.cuts:
+        run.deferred.append(Deferral(pass_name, (cut.record_id,), cut.reason()))
+
+
 def _near_dup(run: _Run, operator: NearDupOperator) -> None:
     merged: set[str] = set()
-    for a, b in operator.candidates(_active(run.store)):
+    found = operator.candidate_set(_active(run.store))
+    _defer_cuts(run, "near-dup", found)
+    for a, b in found.pairs:
         if a.id in merged or b.id in merged:
             continue
         proposal = operator.propose_merge(a, b, now=run.now)
@@ -285,7 +304,9 @@ def _contradiction(run: _Run, operator: ContradictionOperator) -> None:
               if r.type in _CLAIM_TYPES
               and r.state in (RecordState.ACTIVE, RecordState.TRANSITIONAL)]
     entangled = {r.id for r in claims if r.state == RecordState.TRANSITIONAL}
-    for a, b in operator.candidates(claims):
+    found = operator.candidate_set(claims)
+    _defer_cuts(run, "contradiction", found)
+    for a, b in found.pairs:
         if _partner(a) == b.id:
             continue
         proposal = operator.propose_transition(a, b, now=run.now)

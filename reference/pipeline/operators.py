@@ -27,11 +27,14 @@ from typing import Any
 
 from memspec import canonical_json, confidence_from_wire
 from memspec.reference.pipeline.candidates import (
+    DEFAULT_MAX_BLOCK,
+    CandidateSet,
     Pair,
     TextFeatures,
     candidate_pairs,
+    merge_cuts,
+    prefix_join,
     shares_block,
-    similar_pairs,
     sorted_pairs,
 )
 from memspec.reference.proposals import Proposal, ProposalKind
@@ -87,6 +90,10 @@ class NearDupOperator(ABC):
         """
         return candidate_pairs(records)
 
+    def candidate_set(self, records: Sequence[MemoryRecord]) -> CandidateSet:
+        """:meth:`candidates`, plus the records whose comparisons were cut (none by default)."""
+        return CandidateSet(tuple(self.candidates(records)))
+
 
 class ContradictionOperator(ABC):
     """Port: propose opening a transition between two contradicting records, or abstain."""
@@ -101,6 +108,10 @@ class ContradictionOperator(ABC):
         """The pairs to ask :meth:`propose_transition` about (same contract as
         :meth:`NearDupOperator.candidates`)."""
         return candidate_pairs(records)
+
+    def candidate_set(self, records: Sequence[MemoryRecord]) -> CandidateSet:
+        """:meth:`candidates`, plus the records whose comparisons were cut (none by default)."""
+        return CandidateSet(tuple(self.candidates(records)))
 
 
 class ResolutionOperator(ABC):
@@ -143,8 +154,10 @@ class TrigramNearDupOperator(NearDupOperator):
     evidence, adds both sides as evidence and supersedes the stronger side.
     """
 
-    def __init__(self, *, threshold: Decimal | str | float = Decimal("0.6")) -> None:
+    def __init__(self, *, threshold: Decimal | str | float = Decimal("0.6"),
+                 max_block: int | None = DEFAULT_MAX_BLOCK) -> None:
         self.threshold = Decimal(str(threshold))
+        self.max_block = max_block
 
     def similarity(self, a: MemoryRecord, b: MemoryRecord,
                    features: TextFeatures) -> float | None:
@@ -159,18 +172,24 @@ class TrigramNearDupOperator(NearDupOperator):
         return similarity
 
     def candidates(self, records: Sequence[MemoryRecord]) -> list[Pair]:
+        """The pairs of :meth:`candidate_set`."""
+        return list(self.candidate_set(records).pairs)
+
+    def candidate_set(self, records: Sequence[MemoryRecord]) -> CandidateSet:
         """Exactly the blocked pairs this operator merges, found by prefix filtering.
 
         Records are split by type and polarity (pairs across them abstain), and
-        within each group :func:`similar_pairs` finds every pair that may reach the
+        within each group :func:`prefix_join` finds every pair that may reach the
         threshold; each is then checked with :meth:`similarity` on features
-        computed once per record. A subclass that overrides :meth:`propose_merge`
-        or :meth:`similarity` gets the blocked set instead.
+        computed once per record. A trigram in more than ``max_block`` records of
+        a group is purged, and the records that skipped one are the cuts. A
+        subclass that overrides :meth:`propose_merge` or :meth:`similarity` gets
+        the blocked set instead.
         """
         cls = type(self)
         if (cls.propose_merge is not TrigramNearDupOperator.propose_merge
                 or cls.similarity is not TrigramNearDupOperator.similarity):
-            return super().candidates(records)
+            return CandidateSet(tuple(super().candidates(records)))
         features = TextFeatures()
         by_id = {r.id: r for r in records}
         groups: dict[tuple[str, int], dict[str, frozenset[str]]] = defaultdict(dict)
@@ -179,14 +198,20 @@ class TrigramNearDupOperator(NearDupOperator):
                 group = (record.type.value, features.polarity(record))
                 groups[group][record.id] = features.trigrams(record)
         found: set[tuple[str, str]] = set()
+        cut: list[tuple[str, str, int]] = []
         for sets in groups.values():
-            pairs = similar_pairs(sets, self.threshold)
-            if pairs is None:
-                return [(a, b) for a, b in super().candidates(records)
-                        if self.similarity(a, b, features) is not None]
-            found |= pairs
-        return [(a, b) for a, b in sorted_pairs(by_id, found)
-                if shares_block(a, b, features) and self.similarity(a, b, features) is not None]
+            join = prefix_join(sets, self.threshold, self.max_block)
+            if join is None:
+                return CandidateSet(tuple(
+                    (a, b) for a, b in super().candidates(records)
+                    if self.similarity(a, b, features) is not None))
+            found |= join.pairs
+            cut.extend((rid, f"trigram {token!r}", join.sizes[token])
+                       for rid, tokens in join.cut.items() for token in tokens)
+        return CandidateSet(
+            tuple((a, b) for a, b in sorted_pairs(by_id, found)
+                  if shares_block(a, b, features) and self.similarity(a, b, features) is not None),
+            merge_cuts(cut, self.max_block or 0))
 
     def propose_merge(self, a: MemoryRecord, b: MemoryRecord, *, now: str) -> Proposal | None:
         similarity = self.similarity(a, b, TextFeatures())
@@ -229,8 +254,10 @@ class HeuristicContradictionOperator(ContradictionOperator):
     content-word core whose Jaccard overlap meets ``threshold``.
     """
 
-    def __init__(self, *, threshold: Decimal | str | float = Decimal("0.5")) -> None:
+    def __init__(self, *, threshold: Decimal | str | float = Decimal("0.5"),
+                 max_block: int | None = DEFAULT_MAX_BLOCK) -> None:
         self.threshold = Decimal(str(threshold))
+        self.max_block = max_block
 
     def reason(self, a: MemoryRecord, b: MemoryRecord, features: TextFeatures) -> str | None:
         """Why ``a`` and ``b`` contradict, None where this operator abstains."""
@@ -246,27 +273,36 @@ class HeuristicContradictionOperator(ContradictionOperator):
         return None
 
     def candidates(self, records: Sequence[MemoryRecord]) -> list[Pair]:
+        """The pairs of :meth:`candidate_set`."""
+        return list(self.candidate_set(records).pairs)
+
+    def candidate_set(self, records: Sequence[MemoryRecord]) -> CandidateSet:
         """Exactly the blocked pairs this operator acts on.
 
         Slot conflicts come from records sharing a slot key; negations from a
-        prefix-filtered join (:func:`similar_pairs`) over content words, kept
+        prefix-filtered join (:func:`prefix_join`) over content words, kept
         when the polarities differ; each pair is then checked with :meth:`reason`
-        on features computed once per record. A subclass that overrides
+        on features computed once per record. A content word held by more than
+        ``max_block`` records is purged, and the records that skipped one are the
+        cuts. Slot keys are never purged: the default operator must find every
+        slot conflict (CONS-13). A subclass that overrides
         :meth:`propose_transition` or :meth:`reason` gets the blocked set instead.
         """
         cls = type(self)
         if (cls.propose_transition is not HeuristicContradictionOperator.propose_transition
                 or cls.reason is not HeuristicContradictionOperator.reason):
-            return super().candidates(records)
+            return CandidateSet(tuple(super().candidates(records)))
         features = TextFeatures()
         by_id = {r.id: r for r in records if r.type in _CLAIM_TYPES}
-        negations = similar_pairs({rid: features.words(r) for rid, r in by_id.items()},
-                                  self.threshold)
-        if negations is None:
-            return [(a, b) for a, b in super().candidates(records)
-                    if self.reason(a, b, features) is not None]
-        found = {(a, b) for a, b in negations
+        join = prefix_join({rid: features.words(r) for rid, r in by_id.items()},
+                           self.threshold, self.max_block)
+        if join is None:
+            return CandidateSet(tuple((a, b) for a, b in super().candidates(records)
+                                      if self.reason(a, b, features) is not None))
+        found = {(a, b) for a, b in join.pairs
                  if features.polarity(by_id[a]) != features.polarity(by_id[b])}
+        cut = [(rid, f"content word {word!r}", join.sizes[word])
+               for rid, words in join.cut.items() for word in words]
         # Why: a slot conflict needs a shared key with two different values, so only
         # pairs across value groups of one key can have one.
         by_value: dict[str, dict[bytes, list[str]]] = defaultdict(lambda: defaultdict(list))
@@ -275,11 +311,15 @@ class HeuristicContradictionOperator(ContradictionOperator):
                 by_value[key][canonical_json(value)].append(rid)
         for groups in by_value.values():
             lists = list(groups.values())
+            if len(lists) < 2:
+                continue
             for i, first in enumerate(lists):
                 for second in lists[i + 1:]:
                     found.update((a, b) for a in first for b in second)
-        return [(a, b) for a, b in sorted_pairs(by_id, found)
-                if shares_block(a, b, features) and self.reason(a, b, features) is not None]
+        return CandidateSet(
+            tuple((a, b) for a, b in sorted_pairs(by_id, found)
+                  if shares_block(a, b, features) and self.reason(a, b, features) is not None),
+            merge_cuts(cut, self.max_block or 0))
 
     def propose_transition(
         self, a: MemoryRecord, b: MemoryRecord, *, now: str

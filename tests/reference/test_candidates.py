@@ -28,7 +28,7 @@ from memspec.reference.pipeline import (
     consolidate,
     default_operators,
 )
-from memspec.reference.pipeline.candidates import similar_pairs
+from memspec.reference.pipeline.candidates import prefix_join, similar_pairs
 from memspec.reference.proposals import Proposal
 from memspec.reference.records import MemoryRecord
 from memspec.reference.stores import InMemoryRecordStore
@@ -235,3 +235,106 @@ def test_subclasses_that_change_the_verdict_fall_back_to_blocking() -> None:
 
     pairs = [(a.id, b.id) for a, b in Always().candidates(records)]
     assert pairs == brute_force(records, lambda a, b: True)
+
+
+# -- block purging -------------------------------------------------------------------------------
+
+
+def _capped(near: str, contra: str, cap: int | None) -> tuple[TrigramNearDupOperator,
+                                                                HeuristicContradictionOperator]:
+    return (TrigramNearDupOperator(threshold=near, max_block=cap),
+            HeuristicContradictionOperator(threshold=contra, max_block=cap))
+
+
+def check_purged(records: list[MemoryRecord], near: str, contra: str, cap: int) -> None:
+    """Capped candidates are a subset of brute force, and every missed pair's records are cut.
+
+    (The pass reports an operator's cuts as deferred one for one; a whole report is
+    not compared with brute force because a missed merge changes what later merges
+    and passes see.)
+    """
+    merge, contradiction = _capped(near, contra, cap)
+    checks: list[tuple[TrigramNearDupOperator | HeuristicContradictionOperator, Any]] = [
+        (merge, lambda a, b: merge.propose_merge(a, b, now=NOW) is not None),
+        (contradiction, lambda a, b: contradiction.propose_transition(a, b, now=NOW) is not None),
+    ]
+    for operator, acts in checks:
+        found = operator.candidate_set(records)
+        got = [(a.id, b.id) for a, b in found.pairs]
+        expected = brute_force(records, acts)
+        assert set(got) <= set(expected) and got == sorted(got)
+        cut = {c.record_id for c in found.cuts}
+        assert all(a in cut and b in cut for a, b in set(expected) - set(got))
+        assert all(size > cap for c in found.cuts for _, size in c.features)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora(), st.sampled_from(_NEAR), st.sampled_from(_CONTRA), st.integers(1, 4))
+def test_a_small_cap_only_drops_pairs_of_cut_records(records: list[MemoryRecord], near: str,
+                                                     contra: str, cap: int) -> None:
+    check_purged(records, near, contra, cap)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora(), st.sampled_from(_NEAR), st.sampled_from(_CONTRA))
+def test_a_cap_above_every_block_changes_nothing(records: list[MemoryRecord], near: str,
+                                                 contra: str) -> None:
+    config = ConsolidationConfig(near_dup_threshold=Decimal(near),
+                                 contradiction_threshold=Decimal(contra),
+                                 max_block=len(records))
+    capped, uncapped = InMemoryRecordStore(), InMemoryRecordStore()
+    for record in records:
+        capped.put(record)
+        uncapped.put(record)
+    got = consolidate(capped, now=NOW, config=config, operators=default_operators(config))
+    free = ConsolidationOperators(*_capped(near, contra, None))
+    assert got.model_dump() == consolidate(uncapped, now=NOW, config=config,
+                                           operators=free).model_dump()
+    assert not any("block purging" in d.reason for d in got.deferred)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora(), st.integers(1, 3))
+def test_a_capped_report_merges_only_what_brute_force_merges(records: list[MemoryRecord],
+                                                             cap: int) -> None:
+    config = ConsolidationConfig(max_block=cap)
+    store = InMemoryRecordStore()
+    for record in records:
+        store.put(record)
+    report = consolidate(store, now=NOW, config=config)
+    merge = TrigramNearDupOperator()
+    acted = set(brute_force(records, lambda a, b: merge.propose_merge(a, b, now=NOW) is not None))
+    for action in report.by_pass("near-dup"):
+        assert tuple(sorted(action.record_ids[:2])) in acted
+    ids = {r.id for r in records}
+    for deferral in report.deferred:
+        if "block purging" in deferral.reason:
+            assert deferral.pass_name in ("near-dup", "contradiction")
+            assert len(deferral.record_ids) == 1 and deferral.record_ids[0] in ids
+    cut = [(d.pass_name, d.record_ids[0]) for d in report.deferred
+           if "block purging" in d.reason]
+    assert len(cut) == len(set(cut))
+
+
+def test_the_typical_corpus_under_a_small_cap() -> None:
+    from benchmarks._data import typical_records
+
+    records = [MemoryRecord.model_validate(r) for r in typical_records(300, seed=41)]
+    check_purged(records, "0.6", "0.5", 25)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text("abcdefgh", min_size=1, max_size=3),
+                       st.frozensets(st.sampled_from("abcdefghijklmnop"), max_size=10),
+                       max_size=12),
+       st.sampled_from(("0.1", "1/3", "0.5", "2/3", "1")), st.integers(1, 5))
+def test_prefix_join_misses_only_pairs_it_reports_cut(
+        sets: dict[str, frozenset[str]], spelled: str, cap: int) -> None:
+    threshold = Fraction(spelled)
+    join = prefix_join(sets, Decimal(threshold.numerator) / Decimal(threshold.denominator), cap)
+    assert join is not None
+    assert all(join.sizes[t] > cap for tokens in join.cut.values() for t in tokens)
+    for a, b in combinations(sorted(sets), 2):
+        union = sets[a] | sets[b]
+        if union and Fraction(len(sets[a] & sets[b]), len(union)) >= threshold:
+            assert (a, b) in join.pairs or (a in join.cut and b in join.cut)

@@ -485,3 +485,31 @@ def test_a_proposal_that_cannot_be_built_is_a_rejection_not_a_crash() -> None:
     assert [(r.pass_name, r.error) for r in report.rejections] == [
         ("exact-dedup", "record"), ("near-dup", "record")]
     assert report.actions == () and snapshot(store) == before
+
+
+# -- block purging (max_block) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cap", [0, -3, True, "5", 1.5, None])
+def test_a_bad_max_block_is_a_limit_error(cap: object) -> None:
+    with pytest.raises(LimitError):
+        ConsolidationConfig.from_wire({"max_block": cap})
+
+
+def test_max_block_is_read_from_the_wire() -> None:
+    assert ConsolidationConfig.from_wire({"max_block": 7}).max_block == 7
+    assert ConsolidationConfig().max_block is None  # exact unless the caller opts in
+
+
+def test_slot_keys_are_never_purged() -> None:
+    # CONS-13: the default operator finds every slot conflict, whatever the cap.
+    store = fresh()
+    records = [new_record(f"Owner note {i}.", created_at=at(i + 1),
+                          slots={"owner": name})
+               for i, name in enumerate(("dana", "sam", "lee"))]
+    for record in records:
+        store.put(record)
+    capped = consolidate(store, now=NOW, config=ConsolidationConfig(max_block=2))
+    assert capped.by_pass("contradiction")
+    assert not any("slot key" in d.reason for d in capped.deferred)
+    check_result("consolidate", capped.model_dump())
