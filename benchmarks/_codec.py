@@ -266,7 +266,11 @@ VERIFY_CAUSE = (
     "re-walks (validate_file walks once, records are validated and verified without "
     "walking again), cached address decoding and Ed25519 key objects, check_timestamp "
     "without strptime, base64 without the module's wrappers, a prebuilt C encoder. What "
-    "is left is the canonicalization above (C) and the field rules (Python)."
+    "is left is the canonicalization above (C) and the field rules (Python). The full "
+    "run's larger file costs more per record than the quick run's: one canonical encoding "
+    "of a 10k-record file payload takes ~50 us a record, and plain json.dumps of the same "
+    "payload takes as long (measured), so that part is the encoder's own cost on a large "
+    "value, which the baseline is handed precomputed."
 )
 
 

@@ -132,7 +132,9 @@ def _fast_check(value: Any, depth: int, limits: Limits) -> bool:
 
 # The fast walks: one loop per container kind and the cheapest test first, since this
 # runs on every value canonicalized. They only ever answer "certainly valid" or "ask
-# _precise_check", which alone words errors.
+# _precise_check", which alone words errors. The per-item test is written out in each
+# loop rather than shared: a helper call per value cost more than the walk saves (measured
+# on the canonical-json benchmark), and tests/test_fastpaths.py holds the copies together.
 def _dict_ok(value: dict[Any, Any], depth: int, max_depth: int, max_chars: int) -> bool:
     if depth >= max_depth:
         return False
