@@ -341,18 +341,21 @@ def render_summary(report: Mapping[str, Any], *, verbose: bool = False) -> list[
     verdict = str(report["verdict"])
     lines.append((f"verdict: {verdict.upper()}", _MARKUP.get(verdict, {})))
     lines.append(("profiles:", {}))
+    width = max((len(name) for name in report["profiles"]), default=0)
     for name, entry in report["profiles"].items():
         claim = "always" if name in ALWAYS_PROFILES else ("claimed" if entry["claimed"]
                                                           else "not claimed")
         shown = entry["verdict"] if entry["claimed"] else ""
         notes = f"  ({'; '.join(entry['notes'])})" if entry.get("notes") else ""
-        lines.append((f"  {name:<14} {claim:<12} {shown}{notes}",
+        lines.append((f"  {name:<{width}} {claim:<12} {shown}{notes}",
                       _MARKUP.get(entry["verdict"], {}) if entry["claimed"] else {}))
     counts = report["summary"]["requirements"]
     counted = ", ".join(f"{n} {k}" for k, n in counts.items())
     lines.append((f"requirements: {counted}; SHOULD/MAY warnings: "
                   f"{report['summary']['warnings']}", {}))
     quiet = {PASSED, NOT_CLAIMED, UNTESTABLE}
+    ids = max((len(e["id"]) for e in report["requirements"]), default=0)
+    profiles = max((len(e["profile"]) for e in report["requirements"]), default=0)
     for entry in report["requirements"]:
         outcome = entry["outcome"]
         if not verbose and outcome in quiet:
@@ -369,7 +372,7 @@ def render_summary(report: Mapping[str, Any], *, verbose: bool = False) -> list[
         elif entry.get("note"):
             detail = f"  ({entry['note']})"
         markup = _MARKUP.get(outcome, {}) if entry["binding"] else {"yellow": outcome == FAILED}
-        lines.append((f"  {entry['id']:<9} {entry['level']:<8} {entry['profile']:<13} "
+        lines.append((f"  {entry['id']:<{ids}} {entry['level']:<8} {entry['profile']:<{profiles}} "
                       f"{label:<16}{detail}", markup))
     if "signature" in report:
         lines.append((f"signed by {report['signature']['signed_by']}", {}))

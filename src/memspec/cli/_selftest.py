@@ -61,8 +61,11 @@ def _modes(choice: str) -> tuple[str, ...]:
 def _list(out: TextIO) -> int:
     from memspec.selftest.faults import all_faults
 
-    for fault in all_faults():
-        out.write(f"{fault.name:<42} {fault.requirement:<9} {fault.profile:<14} "
+    faults = all_faults()
+    names = max(len(f.name) for f in faults)
+    profiles = max(len(f.profile) for f in faults)
+    for fault in faults:
+        out.write(f"{fault.name:<{names}} {fault.requirement:<9} {fault.profile:<{profiles}} "
                   f"{fault.description}\n")
     return 0
 
