@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from memspec.conformance._clock import KitClock
     from memspec.conformance._session import Connection, EngineSession, EngineState
 
-__all__ = ["KIT_RUN", "KitRun", "is_kit_item", "suites_dir"]
+__all__ = ["KIT_RUN", "KitRun", "is_kit_item", "kit_id", "suites_dir"]
 
 KIT_RUN: pytest.StashKey[KitRun] = pytest.StashKey()
 #: The keys of the kit's entries in an xdist worker's ``workeroutput``.
@@ -172,9 +172,12 @@ def _usage_with_engines() -> str:
 # --------------------------------------------------------------------------- the active kit
 
 
-def _kit_id(item: pytest.Item) -> str:
+def kit_id(item: pytest.Item) -> str | None:
+    """The kit's stable id of ``item`` (``suites/test_x.py::name[param]``), None if not a kit
+    test."""
     root = suites_dir()
-    assert root is not None
+    if root is None or not is_kit_item(item):
+        return None
     rel = Path(item.path).resolve().relative_to(root.parent).as_posix()
     _, _, rest = item.nodeid.partition("::")
     return f"{rel}::{rest}" if rest else rel
@@ -292,8 +295,8 @@ class KitRun:
         from memspec.conformance._outcomes import catalogue
 
         known = catalogue()
-        found = {item.nodeid: KitItem.of(item, _kit_id(item)) for item in items
-                 if is_kit_item(item)}
+        found = {item.nodeid: KitItem.of(item, ident) for item in items
+                 if (ident := kit_id(item)) is not None}
         unmarked = [nodeid for nodeid, kit in found.items()
                     if not kit.requirements and not kit.kit_check]
         unknown = [f"{nodeid}: {r}" for nodeid, kit in found.items()

@@ -187,12 +187,12 @@ def _loaders(tmp_path: Path, verify: bool, *, persistent: bool) -> dict[str, Loa
                 "refused but wrote")
             raise
 
-    def engine(kind: str) -> Callable[[dict[str, Any]], list[str]]:
+    def engine(kind: str, **extra: Any) -> Callable[[dict[str, Any]], list[str]]:
         def load(f: dict[str, Any]) -> list[str]:
             instance = create_engine(kind)
             try:
                 try:
-                    instance.call("load", {"file": f, "verify": verify})
+                    instance.call("load", {"file": f, "verify": verify, **extra})
                 except MemspecError:
                     assert instance.call("iterate", {})["records"] == [], "refused but wrote"
                     raise
@@ -211,25 +211,11 @@ def _loaders(tmp_path: Path, verify: bool, *, persistent: bool) -> dict[str, Loa
         load_file(store, f, verify=verify)
         return list(store.ids())
 
-    def pinned(f: dict[str, Any]) -> list[str]:
-        # The holder knows whose memory this is (FILE-11): the engine operation says so.
-        instance = create_engine("memory")
-        try:
-            try:
-                instance.call("load", {"file": f, "verify": verify,
-                                       "expected_agent": AGENT.address})
-            except MemspecError:
-                assert instance.call("iterate", {})["records"] == [], "refused but wrote"
-                raise
-            return [r["id"] for r in instance.call("iterate", {})["records"]]
-        finally:
-            instance.close()
-
     loaders: dict[str, Loader] = {"verify_file": core, "Memory.load": porcelain,
                                   "engine-memory": engine("memory"), "witness-loader": witnessed}
     if verify:
-        # Only a signed file can satisfy an expected agent.
-        loaders["agent-loader"] = pinned
+        # The holder knows whose memory this is (FILE-11); only a signed file can satisfy that.
+        loaders["agent-loader"] = engine("memory", expected_agent=AGENT.address)
     if persistent:
         loaders.update({"Memory.load(path)": lambda f: porcelain(f, on_disk=True),
                         "engine-file": engine("file"), "engine-sqlite": engine("sqlite")})

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["kit_id", "requirements_of"]
+__all__: list[str] = []
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,36 +39,11 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile("memspec-selftest")
 
 
-def kit_id(item: pytest.Item) -> str | None:
-    """The kit's stable id of ``item`` (``suites/test_x.py::name[param]``), None if not a kit
-    test."""
-    from memspec.conformance.plugin import is_kit_item, suites_dir
-
-    root = suites_dir()
-    if root is None or not is_kit_item(item):
-        return None
-    rel = Path(item.path).resolve().relative_to(root.parent).as_posix()
-    _, _, rest = item.nodeid.partition("::")
-    return f"{rel}::{rest}" if rest else rel
-
-
-def requirements_of(item: pytest.Item) -> tuple[list[str], list[str]]:
-    """The requirement ids ``item`` is marked with and the profiles it needs."""
-    from memspec.conformance._outcomes import catalogue
-
-    known = catalogue()
-    reqs: list[str] = []
-    for mark in item.iter_markers("requirement"):
-        reqs.extend(str(arg) for arg in mark.args if str(arg) not in reqs)
-    profiles = {known[r].profile for r in reqs if r in known}
-    for mark in item.iter_markers("profile"):
-        profiles.update(str(arg) for arg in mark.args)
-    return reqs, sorted(profiles)
-
-
-@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
+    from memspec.conformance._outcomes import KitItem
+    from memspec.conformance.plugin import kit_id
+
     index_path = config.getoption("selftest_index")
     only_path = config.getoption("selftest_only")
     if index_path:
@@ -76,9 +51,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         for item in items:
             ident = kit_id(item)
             if ident is not None:
-                reqs, profiles = requirements_of(item)
+                marked = KitItem.of(item, ident)
                 entries.append({"id": ident, "module": item.path.stem,
-                                "requirements": reqs, "profiles": profiles})
+                                "requirements": list(marked.requirements),
+                                "profiles": list(marked.profiles)})
         Path(index_path).write_text(json.dumps(entries), encoding="utf-8")
     if only_path:
         wanted = set(json.loads(Path(only_path).read_text(encoding="utf-8")))
