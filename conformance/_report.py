@@ -35,7 +35,7 @@ from memspec.conformance._outcomes import (
     Requirement,
     catalogue,
 )
-from memspec.conformance._session import EngineState
+from memspec.conformance._session import EngineState, Finding
 from memspec.engine import PROTOCOL_VERSION, SPEC_VERSION, profiles
 
 __all__ = [
@@ -213,9 +213,17 @@ def build_report(
     digest: str,
     started_at: str,
     finished_at: str,
+    findings: Sequence[Finding] = (),
 ) -> dict[str, Any]:
-    """Fold test results into the report (unsigned)."""
+    """Fold test results into the report (unsigned).
+
+    Each finding the connection recorded fails its requirement once, as a test of its
+    own (``finding:<requirement>:<where>``), whichever kit tests happened to see it.
+    """
     info = dict(engine_info or {})
+    tests = [*tests, *(TestResult(f"finding:{f.requirement}:{f.where}", (f.requirement,),
+                                  FAILED, f.message + (f" (call: {f.call})" if f.call else ""))
+                       for f in findings)]
     claimed_list = [p for p in info.get("profiles", []) if isinstance(p, str)]
     claimed = frozenset(claimed_list) | ALWAYS_PROFILES
     by_req: dict[str, list[TestResult]] = {}

@@ -37,6 +37,7 @@ __all__ = [
     "Connection",
     "EngineSession",
     "EngineState",
+    "Finding",
     "SmokeCheck",
     "SmokeResult",
     "smoke",
@@ -71,26 +72,66 @@ class CallRecord:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """A requirement the kit saw broken outside any one test's own assertions.
+
+    A protocol violation (a diagnostic line on stdout, a response with the wrong
+    id) or a result that breaks its schema in one field is seen by the connection
+    while some test happens to be running; that test is not the place to judge it.
+    The connection records a finding instead, and the report fails ``requirement``
+    once per distinct ``where``, whichever tests saw it.
+    """
+
+    requirement: str
+    #: What was broken, stable across runs (e.g. ``redact result /tombstone/state_reason``).
+    where: str
+    message: str
+    #: The call that showed it, for the engine author.
+    call: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        """A JSON-able form (for pytest-xdist's ``workeroutput``)."""
+        return {"requirement": self.requirement, "where": self.where, "message": self.message,
+                "call": self.call}
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Finding:
+        """The finding :meth:`to_wire` gave; MemspecError if ``data`` is not such a form."""
+        if (not isinstance(data, dict)
+                or not all(isinstance(data.get(k), str) for k in ("requirement", "where",
+                                                                   "message"))
+                or not isinstance(data.get("call"), str | None)):
+            raise MemspecError(f"not a kit finding from an xdist worker: {data!r:.200}")
+        return cls(data["requirement"], data["where"], data["message"], data["call"])
+
+
+@dataclass(frozen=True)
 class EngineState:
-    """What the report needs of a connection: the handshake, the fault that ended it, the mode."""
+    """What the report needs of a connection: the handshake, the fault that ended it, the mode,
+    and the findings it recorded."""
 
     info: dict[str, Any] | None
     fault: str | None
     mode: str
+    findings: tuple[Finding, ...] = ()
 
     def to_wire(self) -> dict[str, Any]:
         """A JSON-able form (for pytest-xdist's ``workeroutput``)."""
-        return {"info": self.info, "fault": self.fault, "mode": self.mode}
+        return {"info": self.info, "fault": self.fault, "mode": self.mode,
+                "findings": [f.to_wire() for f in self.findings]}
 
     @classmethod
     def from_wire(cls, data: Any) -> EngineState:
         """The state :meth:`to_wire` gave; MemspecError if ``data`` is not such a form."""
         if (not isinstance(data, dict) or data.get("mode") not in ("in-process", "process")
                 or not isinstance(data.get("info"), dict | None)
-                or not isinstance(data.get("fault"), str | None)):
+                or not isinstance(data.get("fault"), str | None)
+                or not isinstance(data.get("findings", []), list)):
             raise MemspecError(f"not an engine state from an xdist worker: {data!r:.200}")
         info = data["info"]
-        return cls(dict(info) if info is not None else None, data["fault"], data["mode"])
+        findings = tuple(Finding.from_wire(f) for f in data.get("findings", []))
+        return cls(dict(info) if info is not None else None, data["fault"], data["mode"],
+                   findings)
 
     @classmethod
     def merge(cls, states: Sequence[EngineState]) -> EngineState | None:
@@ -106,7 +147,8 @@ class EngineState:
         if any(info != infos[0] for info in infos[1:]):
             fault = fault or ("the engine answered the handshake differently on different "
                               "xdist workers: " + summarize(infos[:2], 300))
-        return cls(infos[0] if infos else None, fault, states[0].mode)
+        findings = tuple(dict.fromkeys(f for s in states for f in s.findings))
+        return cls(infos[0] if infos else None, fault, states[0].mode, findings)
 
 
 class Connection:
@@ -122,6 +164,8 @@ class Connection:
         self.info: dict[str, Any] | None = None
         self.start_fault: str | None = None
         self.abandoned: str | None = None
+        #: Findings recorded so far, first seen first (see :class:`Finding`).
+        self.findings: dict[tuple[str, str], Finding] = {}
         self._faults_in_a_row = 0
 
     # -- handshake and claims
@@ -161,7 +205,12 @@ class Connection:
     def state(self) -> EngineState:
         """The handshake, the fault that stopped the engine (if any) and the mode, for reports."""
         return EngineState(dict(self.info) if self.info is not None else None,
-                           self.abandoned or self.start_fault, self.mode)
+                           self.abandoned or self.start_fault, self.mode,
+                           tuple(self.findings.values()))
+
+    def record_finding(self, finding: Finding) -> None:
+        """Keep ``finding`` for the report (once per requirement and place)."""
+        self.findings.setdefault((finding.requirement, finding.where), finding)
 
     # -- calls
 

@@ -461,6 +461,7 @@ class KitRun:
             digest=suite_digest(item.kit_id for item in self.items.values()),
             started_at=self.started_at,
             finished_at=timestamp_from_datetime(_utcnow()),
+            findings=state.findings if state else (),
         )
         report["kit_checks"] = kit_checks
         if self.sign_seed:
