@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli.conftest import SCRIPT, Run
 
 ENGINE = Path(sys.executable).with_name("memspec-reference-engine")
 
@@ -76,3 +82,89 @@ def test_certify_jobs_runs_the_kit_under_xdist(memspec, tmp_path: Path, monkeypa
     assert kit.code == 0, kit.out[-2000:] + kit.err[-2000:]
     assert kit.json()["verdict"] == "certified"
     assert json.loads(report.read_text())["mode"] == "in-process"
+
+
+# ----------------------------------------------------------------- the documented commands
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE = shutil.which("node")
+JS_CMD = 'memspec {verb} --engine-cmd "node examples/js-engine/engine.js"'
+DOCUMENTED = {
+    "docs/guide/certify-other-language.md": [
+        JS_CMD.format(verb="smoke"),
+        JS_CMD.format(verb="certify") + " --report report.json",
+    ],
+    "examples/js-engine/README.md": [JS_CMD.format(verb="certify")],
+    "docs/guide/ci-gate.md": [
+        'memspec certify --engine-cmd "./target/release/my-engine" '
+        "--report conformance-report.json",
+        "memspec certify --engine mypackage.engine:create_engine --report "
+        "conformance-report.json",
+    ],
+}
+
+
+def _as_written(cwd: Path, command: str, env: dict[str, str] | None = None) -> Run:
+    """``command`` (a line from the docs) run by the real console script from ``cwd``."""
+    argv = shlex.split(command)
+    assert argv[0] == "memspec"
+    proc = subprocess.run([str(SCRIPT), *argv[1:]], cwd=cwd, capture_output=True, text=True,
+                          timeout=600, env=None if env is None else {**os.environ, **env})
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return Run(proc)
+
+
+@pytest.mark.parametrize("doc", sorted(DOCUMENTED))
+def test_the_documented_commands_are_in_the_docs(doc: str) -> None:
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    for command in DOCUMENTED[doc]:
+        assert command in text, f"{doc} no longer shows {command!r}: update DOCUMENTED"
+
+
+@pytest.fixture
+def repo_root(tmp_path: Path) -> Path:
+    """A folder laid out like the repository root (examples/ as in the checkout), so the
+    documented relative commands run as written without writing into the checkout."""
+    (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
+    return tmp_path
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH (the JavaScript example needs it)")
+def test_js_example_commands_run_as_written(repo_root: Path) -> None:
+    smoke_line, certify_line = DOCUMENTED["docs/guide/certify-other-language.md"]
+    run = _as_written(repo_root, smoke_line)
+    assert run.code == 0, run.out + run.err
+    vectors = JS_CMD.format(verb="vectors check") + " --file canonical-json --json"
+    run = _as_written(repo_root, vectors)
+    assert run.code == 0, run.out + run.err
+    assert run.json()["failed"] == [] and run.json()["selected"] > 40
+    run = _as_written(repo_root, certify_line)
+    assert run.code == 0, run.out[-3000:] + run.err[-3000:]
+    report = json.loads((repo_root / "report.json").read_text(encoding="utf-8"))
+    assert report["verdict"] == "certified"
+    assert {p for p, e in report["profiles"].items() if e["verdict"] == "certified"} >= {
+        "format", "signing", "store"}
+
+
+def test_relative_engine_command_and_pythonpath_run_as_written(repo_root: Path) -> None:
+    program = repo_root / "target" / "release" / "my-engine"
+    program.parent.mkdir(parents=True)
+    program.write_text(f"#!/bin/sh\nexec {shlex.quote(str(ENGINE))} \"$@\"\n", encoding="utf-8")
+    program.chmod(0o755)
+    package = repo_root / "mypackage"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "engine.py").write_text(
+        "from memspec.reference import create_engine as _reference\n\n\n"
+        "def create_engine():\n    return _reference()\n", encoding="utf-8")
+    process_line, python_line = DOCUMENTED["docs/guide/ci-gate.md"]
+    for line, env in ((process_line, None), (python_line, {"PYTHONPATH": "."})):
+        # the cheap variants of the documented certify: the same engine option, from the
+        # same folder, through smoke and a vectors check
+        engine_part = line.removeprefix("memspec certify ").split(" --report")[0]
+        run = _as_written(repo_root, f"memspec smoke {engine_part}", env)
+        assert run.code == 0, run.out + run.err
+        run = _as_written(repo_root, f"memspec vectors check {engine_part} --file timestamps "
+                          "--json", env)
+        assert run.code == 0, run.out + run.err
+        assert run.json()["failed"] == [] and run.json()["selected"] > 40

@@ -61,17 +61,24 @@ def jobs_args(jobs: int | None) -> list[str]:
 
 def run_kit(kit_args: list[str], targets: list[str], *, show_output: bool,
             report: Path) -> tuple[int, dict[str, Any] | None, str]:
-    """Run pytest on the kit in a clean subprocess; return (exit code, report, output)."""
+    """Run pytest on the kit in a clean subprocess; return (exit code, report, output).
+
+    The child runs in the caller's working directory, so an engine command or a
+    ``PYTHONPATH`` relative to where the user stands means what it says; the kit's
+    own ini file and rootdir live in a scratch directory, and no ``conftest.py`` of
+    the caller's (``--noconftest``) nor the caller's directory on ``sys.path``
+    (``-P``) can change how the kit judges.
+    """
     with tempfile.TemporaryDirectory(prefix="memspec-kit-") as scratch:
         ini = Path(scratch) / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
-        command = [sys.executable, "-m", "pytest", *targets, "-c", str(ini),
-                   "--rootdir", scratch, "-p", "no:cacheprovider", "-q",
+        command = [sys.executable, "-P", "-m", "pytest", *targets, "-c", str(ini),
+                   "--rootdir", scratch, "--noconftest", "-p", "no:cacheprovider", "-q",
                    f"--memspec-report={report}", *kit_args]
         if sys.stdout.isatty() and show_output:
             command.append("--color=yes")
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        proc = subprocess.run(command, cwd=scratch, env=env, text=True,
+        proc = subprocess.run(command, cwd=os.getcwd(), env=env, text=True,
                               stdout=None if show_output else subprocess.PIPE,
                               stderr=subprocess.STDOUT if not show_output else None)
     data = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else None
