@@ -23,12 +23,17 @@ def _declared() -> set[str]:
 
 
 def test_every_package_is_declared() -> None:
+    # Every folder counts, not only those with __init__.py: setuptools treats a data
+    # folder as a namespace package and warns (or drops it) when it is not listed.
     found = set()
     for folder, package in MAPPING.items():
-        for init in (ROOT / folder).rglob("__init__.py"):
-            rel = init.parent.relative_to(ROOT / folder)
+        for sub in [ROOT / folder, *(ROOT / folder).rglob("*")]:
+            if not sub.is_dir() or "__pycache__" in sub.parts or sub.name.endswith(".egg-info"):
+                continue
+            rel = sub.relative_to(ROOT / folder)
             found.add(".".join([package, *rel.parts]))
     assert found - _declared() == set(), "packages missing from pyproject.toml"
+    assert _declared() - found == set(), "pyproject.toml lists packages the tree does not have"
 
 
 @pytest.mark.skipif(os.environ.get("MEMSPEC_SKIP_WHEEL") == "1", reason="MEMSPEC_SKIP_WHEEL=1")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
+import copy
 from collections.abc import Callable, Iterator
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ from memspec.reference.stores import FileRecordStore, InMemoryRecordStore, SQLit
 
 STORE_KINDS = ("memory", "file", "sqlite")
 T0 = "2026-01-01T00:00:00.000Z"
-_SHARED_VECTORS = Path("/work/shared/reference-specs/agent-memory/vectors.json")
 
 
 def at(day: int, second: int = 0) -> str:
@@ -48,18 +46,12 @@ def snapshot(store: RecordStore) -> dict[str, tuple[bytes, ...]]:
 
 
 def published_vectors() -> dict[str, Any]:
-    """The published fg-agent-memory vectors: memspec's package data copy, else the shared one."""
-    root = files("memspec.vectors").joinpath("published")
-    if root.is_dir():
-        for entry in sorted(root.iterdir(), key=lambda e: e.name):
-            if entry.name.endswith(".json"):
-                data = json.loads(entry.read_text(encoding="utf-8"))
-                if isinstance(data, dict) and "canonical_record" in data:
-                    return data
-    if _SHARED_VECTORS.exists():
-        loaded: dict[str, Any] = json.loads(_SHARED_VECTORS.read_text(encoding="utf-8"))
-        return loaded
-    pytest.skip("published agent-memory vectors are not available")
+    """The published fg-agent-memory vectors (memspec's package data copy, as plain JSON)."""
+    from memspec._data import load_json
+
+    name = "published/fg-agent-memory-0.1.json"
+    loaded: dict[str, Any] = copy.deepcopy(load_json("vectors", name))
+    return loaded
 
 
 @pytest.fixture(params=STORE_KINDS)

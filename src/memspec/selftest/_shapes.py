@@ -272,10 +272,9 @@ class Factories:
             raise AttributeError(f"no {self._label} fault named {name!r}")
 
         def build() -> Any:
-            from memspec.reference.engine import create_engine
-            from memspec.selftest.engines import FaultyEngine
+            from memspec.selftest.engines import FaultyEngine, reference_engine
 
-            return FaultyEngine(create_engine(), fault)
+            return FaultyEngine(reference_engine(), fault)
 
         build.__name__ = attribute
         return build

@@ -14,7 +14,7 @@ from typing import Any
 from memspec.engine import Engine
 from memspec.selftest.faults import Fault, Json, UnknownFaultError, fault_named
 
-__all__ = ["FaultyEngine", "factory_spec", "faulty", "faulty_engine"]
+__all__ = ["FaultyEngine", "factory_spec", "faulty", "faulty_engine", "reference_engine"]
 
 
 class FaultyEngine:
@@ -38,11 +38,16 @@ class FaultyEngine:
         self.inner.close()
 
 
-def faulty_engine(name: str) -> FaultyEngine:
-    """A fresh in-process reference engine behind the fault called ``name``."""
+def reference_engine() -> Engine:
+    """A fresh in-process reference engine: the self-test's one door to the reference."""
     from memspec.reference.engine import create_engine
 
-    return FaultyEngine(create_engine(), fault_named(name))
+    return create_engine()
+
+
+def faulty_engine(name: str) -> FaultyEngine:
+    """A fresh in-process reference engine behind the fault called ``name``."""
+    return FaultyEngine(reference_engine(), fault_named(name))
 
 
 def factory_spec(name: str) -> str:

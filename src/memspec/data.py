@@ -1,0 +1,366 @@
+"""memspec's package data, typed: the spec's tables, its requirements and the golden vectors.
+
+This is the one public door to the data that ships inside the package
+(``spec/*.json``, ``vectors/*.json``), in the manner of
+``cryptography_vectors``: a few frozen types, each table parsed once and
+cached, and a typed :class:`DataNotFound` when something asked for is not
+there. Nothing here re-states a table; every value comes from the JSON.
+
+    >>> from memspec import data
+    >>> data.legality().is_legal("active", "archived")
+    True
+    >>> data.operations()["put"].effect
+    'writes'
+    >>> [case.id for case in data.vectors("timestamps.json").cases()][:1]
+    ['timestamps/fg-agent-id-1']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from types import MappingProxyType
+from typing import Any, Literal
+
+from memspec._data import load_json
+from memspec._data import vector_files as _vector_files
+from memspec._errors import MemspecError
+
+__all__ = [
+    "DataNotFound",
+    "Effect",
+    "LegalityTable",
+    "Operation",
+    "Profile",
+    "Requirement",
+    "Transition",
+    "VectorCase",
+    "VectorFile",
+    "VectorGroup",
+    "legality",
+    "operations",
+    "profiles",
+    "published",
+    "requirements",
+    "vector_files",
+    "vectors",
+]
+
+Effect = Literal["session", "pure", "reads", "writes"]
+
+
+class DataNotFound(MemspecError, LookupError):
+    """Something asked of the package data is not there: a vectors file, a requirement id, a
+    state, an operation. ``what`` names the kind, ``name`` what was asked for."""
+
+    code = "usage"
+
+    def __init__(self, what: str, name: str, known: tuple[str, ...] = ()) -> None:
+        more = " ..." if len(known) > 12 else ""
+        hint = f"; known: {', '.join(known[:12])}{more}" if known else ""
+        super().__init__(f"no {what} named {name!r} in memspec's package data{hint}")
+        self.what = what
+        self.name = name
+
+
+def _frozen(value: Any) -> Any:
+    """A read-only view of parsed JSON (mappings become proxies, lists tuples)."""
+    if isinstance(value, dict):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+class _Table(Mapping[str, Any]):
+    """A read-only name -> value mapping that raises DataNotFound for an unknown name."""
+
+    def __init__(self, what: str, items: dict[str, Any]) -> None:
+        self._what = what
+        self._items = items
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._items[name]
+        except KeyError:
+            raise DataNotFound(self._what, name, tuple(self._items)) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"<memspec.data {self._what} table: {len(self._items)} entries>"
+
+
+# --------------------------------------------------------------------------- the legality table
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One from/to pair of the lifecycle legality table (``spec/legality.json``)."""
+
+    from_state: str
+    to_state: str
+    legal: bool
+    condition: str
+    requirements: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LegalityTable:
+    """The complete legality table: every pair of the lifecycle states."""
+
+    states: tuple[str, ...]
+    transitions: tuple[Transition, ...]
+
+    def transition(self, from_state: str, to_state: str) -> Transition:
+        """The table's entry for a pair; DataNotFound for a state outside the table."""
+        for state in (from_state, to_state):
+            if state not in self.states:
+                raise DataNotFound("lifecycle state", state, self.states)
+        return next(t for t in self.transitions
+                    if t.from_state == from_state and t.to_state == to_state)
+
+    def is_legal(self, from_state: str, to_state: str) -> bool:
+        """Whether the table allows the change."""
+        return self.transition(from_state, to_state).legal
+
+    def legal_targets(self, from_state: str) -> tuple[str, ...]:
+        """The states a record in ``from_state`` may move to, in table order."""
+        return tuple(t.to_state for t in self.transitions
+                     if t.from_state == from_state and t.legal)
+
+
+@cache
+def legality() -> LegalityTable:
+    """The lifecycle legality table."""
+    raw = load_json("spec", "legality.json")
+    return LegalityTable(
+        states=tuple(raw["states"]),
+        transitions=tuple(
+            Transition(t["from"], t["to"], bool(t["legal"]), t["condition"],
+                       tuple(t.get("requirements", ())))
+            for t in raw["transitions"]
+        ),
+    )
+
+
+# ------------------------------------------------------------------ profiles and operations
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A conformance profile: core and extension profiles alike."""
+
+    name: str
+    title: str
+    requires: tuple[str, ...]
+    summary: str
+    #: Checked for every engine without being claimed (``core``).
+    always: bool = False
+    #: An optional extension profile (``spec/extensions.json``).
+    extension: bool = False
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One engine operation of the operation table."""
+
+    name: str
+    #: The profile that owns it; None for the protocol's own operations.
+    profile: str | None
+    effect: Effect
+    summary: str
+    args: str
+    result: str
+    extension: bool = False
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        """The argument names, without the optional marker."""
+        return tuple(a.strip().rstrip("?") for a in self.args.strip("{}").split(",") if a.strip())
+
+    @property
+    def optional_arguments(self) -> frozenset[str]:
+        """The argument names marked optional (``name?``)."""
+        return frozenset(a.strip().rstrip("?") for a in self.args.strip("{}").split(",")
+                         if a.strip().endswith("?"))
+
+    @property
+    def writes(self) -> bool:
+        """Whether the operation may change engine state (a rejection must not, PROTO-7)."""
+        return self.effect == "writes"
+
+
+def _both(member: str) -> list[tuple[str, dict[str, Any], bool]]:
+    core: dict[str, Any] = load_json("spec", "operations.json")[member]
+    extra: dict[str, Any] = load_json("spec", "extensions.json")[member]
+    # Why core wins: an extension can add names but never redefine a core one.
+    return ([(k, v, False) for k, v in core.items()]
+            + [(k, v, True) for k, v in extra.items() if k not in core])
+
+
+@cache
+def profiles() -> Mapping[str, Profile]:
+    """Every profile by name, core then extension, in table order."""
+    return _Table("profile", {
+        name: Profile(name, raw["title"], tuple(raw["requires"]), raw["summary"],
+                      bool(raw.get("always", False)), ext)
+        for name, raw, ext in _both("profiles")
+    })
+
+
+@cache
+def operations() -> Mapping[str, Operation]:
+    """Every operation by name, core then extension, in table order."""
+    return _Table("operation", {
+        name: Operation(name, raw["profile"], raw["effect"], raw["summary"], raw["args"],
+                        raw["result"], ext)
+        for name, raw, ext in _both("operations")
+    })
+
+
+# --------------------------------------------------------------------------- requirements
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One requirement of the spec (``spec/requirements.json``)."""
+
+    id: str
+    section: str
+    level: str
+    profile: str
+    summary: str
+    #: Appendix A's reason when the requirement cannot be observed through the engine interface.
+    untestable: str | None = None
+
+    @property
+    def binding(self) -> bool:
+        """Whether failing it fails certification (MUST / MUST NOT)."""
+        return self.level in ("MUST", "MUST NOT")
+
+
+@cache
+def requirements() -> Mapping[str, Requirement]:
+    """Every requirement by id, in spec order."""
+    raw = load_json("spec", "requirements.json")
+    return _Table("requirement", {
+        r["id"]: Requirement(r["id"], r.get("section", ""), r["level"], r["profile"],
+                             r.get("summary", ""), r.get("untestable") or None)
+        for r in raw["requirements"]
+    })
+
+
+# --------------------------------------------------------------------------- vectors
+
+
+@dataclass(frozen=True)
+class VectorCase:
+    """One golden vector: run ``operation`` with ``args`` after putting ``setup``."""
+
+    file: str
+    group: str
+    operation: str
+    profile: str
+    id: str
+    comment: str
+    valid: bool
+    args: Mapping[str, Any]
+    requirements: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    #: The expected result members of a valid case.
+    expected: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: The error class of an invalid case.
+    error: str | None = None
+    setup: tuple[Mapping[str, Any], ...] = ()
+    #: The case exactly as the file has it (every member, including ones this type does not name).
+    raw: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), repr=False)
+
+
+@dataclass(frozen=True)
+class VectorGroup:
+    """A group of cases sharing one operation and profile."""
+
+    id: str
+    comment: str
+    operation: str
+    profile: str
+    cases: tuple[VectorCase, ...]
+    #: Per result key, the members each entry of that result list is compared on.
+    project: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class VectorFile:
+    """One of memspec's vectors files."""
+
+    name: str
+    description: str
+    groups: tuple[VectorGroup, ...]
+    notes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def cases(self) -> Iterator[VectorCase]:
+        """Every case of every group, in file order."""
+        for group in self.groups:
+            yield from group.cases
+
+    def case(self, case_id: str) -> VectorCase:
+        """One case by id; DataNotFound if the file has none such."""
+        for case in self.cases():
+            if case.id == case_id:
+                return case
+        raise DataNotFound(f"vector case in {self.name}", case_id)
+
+
+def vector_files() -> tuple[str, ...]:
+    """The names of memspec's operation vectors files (those made of groups), sorted."""
+    return tuple(n for n in _vector_files() if "groups" in load_json("vectors", n))
+
+
+def _case(file: str, group: dict[str, Any], raw: dict[str, Any]) -> VectorCase:
+    valid = raw["result"] == "valid"
+    return VectorCase(
+        file=file, group=group["id"], operation=group["operation"], profile=group["profile"],
+        id=raw["id"], comment=raw.get("comment", ""), valid=valid,
+        args=_frozen(raw.get("args", {})), requirements=tuple(raw.get("requirements", ())),
+        flags=tuple(raw.get("flags", ())), expected=_frozen(raw.get("expected", {})),
+        error=raw.get("error"), setup=_frozen(raw.get("setup", [])), raw=_frozen(raw),
+    )
+
+
+@cache
+def vectors(name: str) -> VectorFile:
+    """A vectors file by name (``"records.json"``; the ``.json`` may be left out)."""
+    file = name if name.endswith(".json") else f"{name}.json"
+    known = vector_files()
+    if file not in known:
+        raise DataNotFound("vectors file", name, known)
+    raw = load_json("vectors", file)
+    groups = tuple(
+        VectorGroup(g["id"], g.get("comment", ""), g["operation"], g["profile"],
+                    tuple(_case(file, g, c) for c in g["tests"]),
+                    MappingProxyType({k: tuple(v) for k, v in g.get("project", {}).items()}))
+        for g in raw["groups"]
+    )
+    return VectorFile(file, raw.get("description", ""), groups,
+                      MappingProxyType(dict(raw.get("notes", {}))))
+
+
+@cache
+def published(name: str) -> Mapping[str, Any]:
+    """A verbatim published vectors file (``vectors/published``), read-only, by file name
+    (``"fg-agent-memory-0.1.json"``, ``"fg-agent-id-0.2.json"``)."""
+    from memspec._data import data_path
+
+    root = data_path("vectors", "published")
+    known = tuple(sorted(p.name for p in root.iterdir() if p.name.endswith(".json")))
+    if name not in known:
+        raise DataNotFound("published vectors file", name, known)
+    value: Mapping[str, Any] = _frozen(load_json("vectors", f"published/{name}"))
+    return value
