@@ -1,4 +1,5 @@
-"""ruff on everything, and mypy --strict on the library as it is installed.
+"""ruff on everything; mypy --strict on the library as it is installed, and on tools/ and
+benchmarks/ against it.
 
 The package-dir mapping (conformance/ -> memspec.conformance, ...) is invisible
 to mypy in the source tree, so the strict check runs on a plain install of the
@@ -7,6 +8,7 @@ package into a scratch folder: exactly the code users get.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -37,4 +39,10 @@ def test_mypy_strict_on_the_installed_package(tmp_path: Path) -> None:
                     "--target", str(target), str(ROOT)], check=True, capture_output=True)
     run = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
                           "-p", "memspec"], cwd=target, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-4000:]
+    # The repository's own programs, against the same installed package.
+    run = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+                          str(ROOT / "tools"), str(ROOT / "benchmarks")], cwd=target,
+                         env={**os.environ, "MYPYPATH": str(target)},
+                         capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-4000:]

@@ -348,7 +348,7 @@ def _confidence() -> dict[str, Any]:
     for cid, value, flags, comment in conv:
         tests.append(case(f"{name}/to-wire-{cid}", comment, flags, ["CONF-2"],
                           {"value": value}, expected={"wire": _wire(value)}))
-    for cid, value, flags, comment in [
+    rejected: list[tuple[str, object, list[str], str]] = [
         ("negative", -0.0001, ["out-of-range"], "Just below zero"),
         ("above-one", 1.0001, ["out-of-range"], "Just above one"),
         ("two", 2, ["out-of-range"], "Integer 2"),
@@ -357,9 +357,10 @@ def _confidence() -> dict[str, Any]:
         ("boolean-false", False, ["not-a-number"], "JSON false is not a number"),
         ("string", "0.5", ["not-a-number"], "A string is not a number"),
         ("null", None, ["not-a-number"], "null is not a number"),
-    ]:
+    ]
+    for cid, rejected_value, flags, comment in rejected:
         tests.append(case(f"{name}/to-wire-reject-{cid}", comment, flags, ["CONF-2"],
-                          {"value": value}, error="record"))
+                          {"value": rejected_value}, error="record"))
     base = make("fact", "Confidence spellings are exact.", confidence="0.5000")
     records = []
     for cid, spelling, ok in [
@@ -376,11 +377,12 @@ def _confidence() -> dict[str, Any]:
         records.append(case(f"{name}/record-{cid}", comment, ["wire-spelling"], ["CONF-1"],
                             {"record": rec}, **({"expected": {"record": rec}} if ok else
                                                 {"error": "record"})))
-    for cid, value, comment in [("number", 0.5, "The number 0.5 instead of a string"),
-                                ("integer", 1, "The integer 1 instead of a string"),
-                                ("null", None, "null")]:
+    not_strings: list[tuple[str, float | None, str]] = [
+        ("number", 0.5, "The number 0.5 instead of a string"),
+        ("integer", 1, "The integer 1 instead of a string"), ("null", None, "null")]
+    for cid, wrong, comment in not_strings:
         records.append(case(f"{name}/record-{cid}", comment, ["not-a-number"], ["CONF-1"],
-                            {"record": edit(base, confidence=value)}, error="record"))
+                            {"record": edit(base, confidence=wrong)}, error="record"))
     groups = [
         group("to-wire", "Number -> wire string (error class record)", "confidence_to_wire",
               "format", tests),
