@@ -356,6 +356,12 @@ class ReferenceEngine(EngineBase):
 
     def op_put(self, args: _Args) -> _Args:
         record = _record(args)
+        if record.id in self._state.store:
+            born = self._state.store.get(record.id).occurred_at
+            if record.occurred_at != born:
+                raise RecordError(f"occurred_at of {record.id} is fixed at birth ({born}), "
+                                  f"a new version gives {record.occurred_at}",
+                                  requirement="REC-7")
         version = self._state.store.put(record)
         self._state.index.index(record)
         return {"version": version}

@@ -221,6 +221,7 @@ def all_faults() -> tuple[Fault, ...]:
     """Every fault, in catalogue order (format first, core last)."""
     from memspec.selftest import (
         faults_consolidation,
+        faults_data,
         faults_ext,
         faults_ext_ingest,
         faults_files,
@@ -233,7 +234,8 @@ def all_faults() -> tuple[Fault, ...]:
     )
 
     modules: Iterable[Any] = (faults_format, faults_records, faults_signing, faults_lifecycle,
-                              faults_store, faults_recall, faults_consolidation, faults_files)
+                              faults_store, faults_recall, faults_consolidation, faults_files,
+                              faults_data)
     extensions: tuple[Fault, ...] = (tuple(faults_ext.EXTENSION_FAULTS)
                                      + tuple(faults_ext_ingest.EXTENSION_INGEST_FAULTS))
     return tuple(fault for module in modules for fault in module.FAULTS) + extensions
