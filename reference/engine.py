@@ -1,4 +1,5 @@
-"""The reference engine behind the kit's engine interface: all 40 operations, every profile.
+"""The reference engine behind the kit's engine interface: every operation of the operation
+tables (spec/operations.json, spec/extensions.json), every profile.
 
 ``ReferenceEngine`` adapts the reference modules to ``memspec.Engine``: wire JSON
 in, wire JSON out, typed errors for bad input (never a KeyError). Its state is

@@ -315,41 +315,7 @@ def test_document_order_is_family_then_number(reqs: list[Requirement]) -> None:
     assert ids[-1] == "PROTO-9"
 
 
-def _table(spec_text: str, header: str) -> list[list[str]]:
-    lines = spec_text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip() == header)
-    rows = []
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            break
-        cells = line.strip().strip("|").split("|")
-        rows.append([cell.strip().strip("`").strip() for cell in cells])
-    return rows
-
-
-def test_rendered_legality_table_matches_the_data(spec_text: str) -> None:
-    rows = _table(spec_text, "| From | To | Legal | Condition |")
-    rendered = [(f, t, {"yes": True, "no": False}[legal], cond) for f, t, legal, cond in rows]
-    data = [(e["from"], e["to"], e["legal"], e["condition"])
-            for e in load_json("spec", "legality.json")["transitions"]]
-    assert rendered == data
-
-
-def test_rendered_operation_table_matches_the_data(spec_text: str) -> None:
-    rows = _table(spec_text, "| Operation | Profile | Specified in |")
-    rendered = {name: profile for name, profile, _ in rows}
-    data = {name: op["profile"] or "core"
-            for name, op in load_json("spec", "operations.json")["operations"].items()}
-    assert rendered == data
-
-
-def test_rendered_profile_table_matches_the_data(spec_text: str) -> None:
-    rows = _table(spec_text, "| Profile | Title | Requires |")
-    rendered = {name: (title, [r.strip().strip("`") for r in requires.split(",") if r.strip()])
-                for name, title, requires in rows}
-    data = {name: (p["title"], p["requires"])
-            for name, p in load_json("spec", "operations.json")["profiles"].items()}
-    assert rendered == data
+# The legality, operation and profile tables are generated: tests/test_spec_tables.py.
 
 
 PROFILES = ["format", "lifecycle"]

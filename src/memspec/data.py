@@ -174,6 +174,8 @@ class Operation:
     #: The profile that owns it; None for the protocol's own operations.
     profile: str | None
     effect: Effect
+    #: The section of SPEC.md (``X``-prefixed: of EXTENSIONS.md) that specifies it.
+    section: str
     summary: str
     args: str
     result: str
@@ -218,8 +220,8 @@ def profiles() -> Mapping[str, Profile]:
 def operations() -> Mapping[str, Operation]:
     """Every operation by name, core then extension, in table order."""
     return _Table("operation", {
-        name: Operation(name, raw["profile"], raw["effect"], raw["summary"], raw["args"],
-                        raw["result"], ext)
+        name: Operation(name, raw["profile"], raw["effect"], raw["section"], raw["summary"],
+                        raw["args"], raw["result"], ext)
         for name, raw, ext in _both("operations")
     })
 

@@ -1,7 +1,7 @@
 """legality.json, lifecycle.json and proposals.json.
 
 Every expected record here is an explicit edit of its input, written out from
-the spec's rules (COMMON.md "Details the operations table leaves implicit"):
+the spec's rules (SPEC.md sections 8 and 9):
 each new version keeps its id, gets updated_at = now and loses its signature.
 No engine computes these values.
 """
