@@ -1,0 +1,9 @@
+"""Adapters that put engines other people wrote behind memspec's engine interface.
+
+Each adapter only translates: wire JSON in, the engine's own parsers and functions, wire JSON
+out, and the engine's exceptions mapped to the error classes of SPEC.md section 18.4. What the
+kit then finds is the engine's behaviour, and ``spec/peers/`` classifies every difference.
+
+- :mod:`memspec.peers.fg_agent_memory`: fg-agent-memory 0.2.0 with fg-agent-id 0.2.0, the
+  original engine of the format (``pip install "memspec[peers]"``).
+"""
