@@ -19,7 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memspec._display import terminal
 from memspec._errors import EngineError, MemspecError
+from memspec._protocol_client import MAX_RESPONSE_DEPTH, nests_deeper_than
 from memspec.conformance._outcomes import ALWAYS_PROFILES
 from memspec.engine import Engine, operations, profiles
 from memspec.protocol import (
@@ -40,6 +42,7 @@ __all__ = [
     "Finding",
     "SmokeCheck",
     "SmokeResult",
+    "in_full",
     "smoke",
     "summarize",
 ]
@@ -48,15 +51,32 @@ __all__ = [
 #: after which the kit stops calling the engine and errors the remaining tests at once.
 MAX_CONSECUTIVE_FAULTS = 3
 _TRANSCRIPT_LIMIT = 40
+#: How much of one call's arguments the transcript of a failing test shows: in full, as
+#: the decisive detail can be anywhere (a ``"slots": {}`` deep in a record), up to a
+#: generous bound that is said when it is hit.
+TRANSCRIPT_ARGS_CHARS = 20_000
+#: Lines of the engine's standard error shown with a failing or errored test.
+STDERR_SHOWN = 20
 
 
 def summarize(value: Any, limit: int = 160) -> str:
     """A one-line, length-capped JSON rendering for messages."""
     try:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
-    except ValueError:
+    except (ValueError, RecursionError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def in_full(value: Any, limit: int = TRANSCRIPT_ARGS_CHARS) -> str:
+    """``value`` as one line of JSON, whole up to ``limit`` characters (the cut is said)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    except (ValueError, RecursionError):
+        text = repr(value)
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" [... cut at {limit} of {len(text)} characters]"
 
 
 @dataclass(frozen=True)
@@ -167,6 +187,26 @@ class Connection:
         #: Findings recorded so far, first seen first (see :class:`Finding`).
         self.findings: dict[tuple[str, str], Finding] = {}
         self._faults_in_a_row = 0
+        if isinstance(engine, ProcessEngine):
+            # The connection checks results itself, in both modes alike.
+            engine.check_results = False
+
+    @property
+    def never_started(self) -> bool:
+        """Whether the engine failed its very first handshake (or could not be started)."""
+        if self.info is not None or self.start_fault is None:
+            return False
+        return not isinstance(self.engine, ProcessEngine) or self.engine.handshakes == 0
+
+    def stderr_mark(self) -> int:
+        """A position in the engine's standard error (0 for an in-process engine)."""
+        return self.engine.stderr.mark() if isinstance(self.engine, ProcessEngine) else 0
+
+    def stderr_since(self, mark: int) -> list[str]:
+        """What a process engine wrote to standard error after ``mark`` (last lines)."""
+        if not isinstance(self.engine, ProcessEngine):
+            return []
+        return self.engine.stderr.since(mark)
 
     # -- handshake and claims
 
@@ -182,8 +222,12 @@ class Connection:
             self.start_fault = str(exc)
             self._count_fault(str(exc))  # a failed handshake is always fatal
             return None
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             self.start_fault = f"engine's describe() is not JSON: {exc}"
+            self._count_fault(self.start_fault)
+            return None
+        except Exception as exc:  # an in-process engine's own bug: it crashed
+            self.start_fault = f"engine's describe() raised {type(exc).__name__}: {exc}"
             self._count_fault(self.start_fault)
             return None
         self.info = dict(info)
@@ -234,9 +278,14 @@ class Connection:
         try:
             if self.mode == "process":
                 result = self.engine.call(op, dict(args))
+                check_result(op, result)
             else:
                 result = self._call_in_process(op, args)
         except EngineFault as exc:
+            if exc.requirement and exc.where:
+                self.record_finding(Finding(exc.requirement, exc.where,
+                                            exc.message.split("\n--- engine stderr")[0],
+                                            f"{op}({summarize(dict(args), 2000)})"))
             if exc.fatal:
                 self._count_fault(str(exc))
             raise
@@ -254,17 +303,29 @@ class Connection:
         except EngineFault:
             raise
         except MemspecError as exc:
-            if exc.code in WIRE_ERROR_CODES:
+            if exc.code in WIRE_ERROR_CODES and exc.code != INTERNAL:
                 raise EngineError(exc.code, str(exc), requirement=exc.requirement) from exc
-            raise EngineError(INTERNAL, f"unclassified error ({exc.code!r}): {exc}") from exc
+            # What the process protocol answers ``internal``: not a verdict on the input, so
+            # the test is errored in both modes (SPEC 18.4, 19.2).
+            raise EngineFault(f"engine failed inside {op!r} (internal): unclassified error "
+                              f"({exc.code!r}): {exc}") from exc
         except Exception as exc:
-            raise EngineError(INTERNAL, f"{type(exc).__name__}: {exc}") from exc
+            raise EngineFault(f"engine crashed inside {op!r}: {type(exc).__name__}: "
+                              f"{summarize(str(exc), 2000)}") from exc
         if not isinstance(result, dict):
             raise EngineFault(f"engine returned {type(result).__name__} for {op!r}, not an object")
         try:
-            result = json.loads(encode_message(result))
+            data = encode_message(result)
         except (TypeError, ValueError) as exc:
             raise EngineFault(f"engine's result for {op!r} is not JSON: {exc}") from exc
+        except RecursionError:
+            raise EngineFault(f"engine's result for {op!r} nests arrays and objects deeper "
+                              f"than {MAX_RESPONSE_DEPTH} levels, the most the kit reads") from None
+        result = json.loads(data)
+        if (data.count(b"[") + data.count(b"{") > MAX_RESPONSE_DEPTH
+                and nests_deeper_than(result, MAX_RESPONSE_DEPTH)):
+            raise EngineFault(f"engine's result for {op!r} nests arrays and objects deeper "
+                              f"than {MAX_RESPONSE_DEPTH} levels, the most the kit reads")
         check_result(op, result)
         return dict(result)
 
@@ -279,6 +340,11 @@ class EngineSession:
     def __init__(self, connection: Connection) -> None:
         self._conn = connection
         self.transcript: list[CallRecord] = []
+        self._stderr_mark = connection.stderr_mark()
+
+    def stderr_lines(self) -> list[str]:
+        """The last lines a process engine wrote to standard error during this test."""
+        return self._conn.stderr_since(self._stderr_mark)[-STDERR_SHOWN:]
 
     @property
     def info(self) -> dict[str, Any]:
@@ -310,16 +376,16 @@ class EngineSession:
         """
         __tracebackhide__ = True
         self._require_claim(op)
-        shown = summarize(args)
+        shown = in_full(dict(args))
         try:
             result = self._conn.call(op, args)
         except EngineError as exc:
-            self._log(CallRecord(op, shown, f"error {exc.code}: {summarize(exc.message, 120)}"))
+            self._log(CallRecord(op, shown, f"error {exc.code}: {summarize(exc.message, 400)}"))
             raise
         except EngineFault as exc:
             self._log(CallRecord(op, shown, f"FAULT: {str(exc).splitlines()[0]}"))
             raise
-        self._log(CallRecord(op, shown, summarize(result)))
+        self._log(CallRecord(op, shown, summarize(result, 2000)))
         return result
 
     def call(self, op: str, /, **args: Any) -> dict[str, Any]:
@@ -400,11 +466,18 @@ class SmokeResult:
     ok: bool
     engine: dict[str, Any] | None
     checks: tuple[SmokeCheck, ...] = field(default_factory=tuple)
+    #: The last lines a process engine wrote to standard error.
+    stderr: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
-        """Human-readable lines, one per check."""
-        return [f"{'ok  ' if c.ok else 'FAIL'} {c.name}{': ' + c.detail if c.detail else ''}"
-                for c in self.checks]
+        """Human-readable lines, one per check (then the engine's stderr when a check failed),
+        with every control character the engine sent shown as an escape."""
+        out = [terminal(f"{'ok  ' if c.ok else 'FAIL'} {c.name}"
+                        f"{': ' + c.detail if c.detail else ''}") for c in self.checks]
+        if self.stderr and not self.ok:
+            out.append("engine stderr (last lines):")
+            out.extend("  " + terminal(line, one_line=True) for line in self.stderr)
+        return out
 
 
 def _trivial_args() -> dict[str, dict[str, Any]]:
@@ -465,7 +538,7 @@ def smoke(engine: Engine) -> SmokeResult:
     info = conn.start()
     if info is None:
         checks.append(SmokeCheck("handshake", False, conn.start_fault or "failed"))
-        return SmokeResult(False, None, tuple(checks))
+        return SmokeResult(False, None, tuple(checks), tuple(conn.stderr_since(0)[-STDERR_SHOWN:]))
     known = set(profiles())
     unknown = sorted(set(info.get("profiles", [])) - known)
     checks.append(SmokeCheck(
@@ -496,7 +569,10 @@ def smoke(engine: Engine) -> SmokeResult:
             except (EngineError, EngineFault):
                 pass
         checks.append(_try(conn, op, trivial.get(op, {}), allow_errors=True))
-    return SmokeResult(all(c.ok for c in checks), info, tuple(checks))
+    checks.extend(SmokeCheck(f"{f.requirement}: {f.where}", False, f.message)
+                  for f in conn.findings.values())
+    return SmokeResult(all(c.ok for c in checks), info, tuple(checks),
+                       tuple(conn.stderr_since(0)[-STDERR_SHOWN:]))
 
 
 def _try(conn: Connection, op: str, args: dict[str, Any], *, allow_errors: bool) -> SmokeCheck:

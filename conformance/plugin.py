@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from memspec._display import terminal
 from memspec.conformance._outcomes import (
     KitItem,
     load_hypothesis_profile,
@@ -312,7 +313,12 @@ class KitRun:
                 + ", ".join(unknown[:20])
             )
         if found:
-            self.connection()
+            conn = self.connection()
+            if conn.start() is None and conn.never_started:
+                # An engine that never answers its handshake would fault on every test: stop
+                # the run here, once, with the reason and what the engine said.
+                raise usage_error(config, "the engine under test did not start: "
+                                  + terminal(conn.start_fault or "no handshake"))
         self.items = found
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -347,7 +353,12 @@ class KitRun:
         session = getattr(item, "funcargs", {}).get("engine")
         transcript = session.transcript if isinstance(session, EngineSession) else []
         mark_report(report, call.excinfo.value if call.excinfo is not None else None,
-                    info.levels, [str(entry) for entry in transcript])
+                    info.levels, [terminal(str(entry)) for entry in transcript])
+        if report.failed and isinstance(session, EngineSession):
+            stderr = session.stderr_lines()
+            if stderr:
+                report.sections.append(("memspec engine stderr (last lines)",
+                                        terminal("\n".join(stderr))))
         return report
 
     @pytest.hookimpl(tryfirst=True)

@@ -46,13 +46,24 @@ class EngineFault(MemspecError):
     ``fatal`` marks faults that suggest the engine cannot be reached at all
     (it will not start, fails its handshake, or stops answering), as opposed to
     one bad answer; a kit gives up on an engine after a few fatal ones in a row.
+
+    ``requirement`` names the protocol requirement the exchange broke, when it broke
+    one (a line that is not JSON breaks PROTO-1, a wrong id PROTO-3), and ``where``
+    says what was broken, stably, so that the kit reports the violation once as a
+    finding on that requirement while the test that met it is errored.
     """
 
     code = PROTOCOL
 
-    def __init__(self, message: str, *, pointer: str | None = None, fatal: bool = False) -> None:
-        super().__init__(message, pointer=pointer)
+    def __init__(self, message: str, *, pointer: str | None = None, fatal: bool = False,
+                 requirement: str | None = None, where: str | None = None) -> None:
+        super().__init__(message, pointer=pointer, requirement=requirement)
         self.fatal = fatal
+        self.where = where
+
+    def __str__(self) -> str:
+        # The requirement is reported as a finding; the message already says why.
+        return f"{self.message} at {self.pointer}" if self.pointer else self.message
 
 
 # --------------------------------------------------------------------------- messages

@@ -115,16 +115,27 @@ def test_process_engine_that_hangs_still_completes(pytester: pytest.Pytester) ->
     assert any("within 0.3s" in m for m in messages)
 
 
-def test_process_engine_without_handshake_is_errored(pytester: pytest.Pytester) -> None:
+def test_process_engine_without_handshake_stops_the_run_at_once(
+        pytester: pytest.Pytester) -> None:
     out = pytester.path / "report.json"
-    pytester.runpytest(
+    result = pytester.runpytest(
         "--pyargs", "memspec.conformance.suites.test_protocol",
         f"--memspec-engine-cmd={sys.executable} {ENGINES} no-handshake",
         f"--memspec-report={out}",
     )
-    report = _report(out)
-    assert report["verdict"] == "errored"
-    assert "hello" in report["engine"]["fault"]
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the engine under test did not start*hello*"])
+    assert not out.exists()
+
+
+def test_engine_dying_at_start_up_shows_its_stderr(pytester: pytest.Pytester) -> None:
+    dying = pytester.path / "dying.py"
+    dying.write_text("import sys\nsys.stderr.write(\"Error: Cannot find module 'x'\\n\")\n"
+                     "raise SystemExit(1)\n", encoding="utf-8")
+    result = pytester.runpytest("--pyargs", "memspec.conformance.suites.test_protocol",
+                                f"--memspec-engine-cmd={sys.executable} {dying}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*did not start*", "*Cannot find module 'x'*"])
 
 
 KIT_TESTS = '''

@@ -31,6 +31,39 @@ def command(mode: str) -> list[str]:
     return [sys.executable, ENGINES, mode]
 
 
+_SCRIPT = """\
+import json, sys
+def answer(message):
+    sys.stdout.write(json.dumps(message) + "\\n"); sys.stdout.flush()
+PRELUDE
+for raw in sys.stdin:
+    request = json.loads(raw)
+    rid, op = request["id"], request["op"]
+    BODY
+    if op == "hello":
+        answer({"id": rid, "ok": True, "result": {
+            "name": "scripted", "version": "1", "spec_version": "fg-agent-memory/0.1",
+            "protocol": "memspec-engine/1", "profiles": ["format"]}})
+    elif op == "bye":
+        answer({"id": rid, "ok": True, "result": {}}); break
+    else:
+        answer({"id": rid, "ok": True, "result": {"hex": "7b7d"} if op == "canonicalize" else {}})
+"""
+
+
+def script(tmp_path: Path, body: str = "", prelude: str = "") -> list[str]:
+    """A small engine: ``body`` runs first for every request (``rid``, ``op``, ``answer``);
+    it ``continue``s after answering itself, else the engine answers well."""
+    import textwrap
+
+    code = _SCRIPT.replace("PRELUDE", textwrap.dedent(prelude).strip() or "pass")
+    code = code.replace("BODY", textwrap.indent(textwrap.dedent(body).strip() or "pass",
+                                                "    ").lstrip())
+    path = tmp_path / "engine.py"
+    path.write_text(code, encoding="utf-8")
+    return [sys.executable, str(path)]
+
+
 # --------------------------------------------------------------------------- serve()
 
 
@@ -205,13 +238,45 @@ def test_in_process_errors_map_like_the_wire() -> None:
     with pytest.raises(EngineError) as info:
         session.call("canonicalize", text="bad")
     assert info.value.code == "record" and type(info.value) is EngineError
-    assert session.reject("canonicalize", "internal", text="boom").code == "internal"
-    assert session.reject("canonicalize", "internal", text="base").code == "internal"
+    # A crash (any exception but a typed rejection) and an unclassified MemspecError are
+    # what the process protocol answers `internal`: errored in both modes, never a verdict.
+    with pytest.raises(EngineFault, match="crashed inside 'canonicalize': KeyError"):
+        session.reject("canonicalize", "internal", text="boom")
+    with pytest.raises(EngineFault, match="internal"):
+        session.reject("canonicalize", "record", text="base")
     with pytest.raises(AssertionError, match="should fail with 'record' but succeeded"):
         session.reject("canonicalize", "record", text="{}")
     with pytest.raises(AssertionError, match="'canonical' but failed with 'record'"):
         session.reject("canonicalize", "canonical", text="bad")
     assert [c.op for c in session.transcript] == ["canonicalize"] * 5
+
+
+def test_an_internal_error_over_the_wire_is_a_fault_too(tmp_path: Path) -> None:
+    engine = ProcessEngine(script(tmp_path, """
+        if op == "canonicalize":
+            sys.stderr.write("Traceback: KeyError in the engine\\n"); sys.stderr.flush()
+            answer({"id": rid, "ok": False,
+                    "error": {"code": "internal", "message": "KeyError: 'x'"}})
+        """), timeout=20)
+    session = EngineSession(Connection(engine, label="internal"))
+    try:
+        with pytest.raises(EngineFault, match="internal") as info:
+            session.reject("canonicalize", "record", text="{}")
+        assert "Traceback: KeyError in the engine" in str(info.value)
+        assert engine.starts == 1  # it answered in order: the process keeps running
+        assert session.stderr_lines() == ["Traceback: KeyError in the engine"]
+    finally:
+        engine.close()
+
+
+def test_transcript_shows_arguments_in_full() -> None:
+    session = EngineSession(Connection(Dummy(), label="dummy"))
+    text = json.dumps({"pad": "x" * 400, "slots": {}})
+    session.call("canonicalize", text=text)
+    shown = str(session.transcript[-1])
+    assert '\\"slots\\": {}' in shown and "..." not in shown
+    session.call("canonicalize", text="y" * 30_000)
+    assert "[... cut at 20000 of 30012 characters]" in str(session.transcript[-1])
 
 
 def test_in_process_malformed_result_is_a_fault() -> None:
@@ -261,3 +326,157 @@ def test_smoke_reports_a_broken_handshake() -> None:
     finally:
         engine.close()
     assert not result.ok and result.checks[0].name == "handshake"
+
+
+# --------------------------------------------------------------------------- start-up, stderr
+
+
+def test_a_banner_before_the_handshake_stops_the_engine_at_once(tmp_path: Path) -> None:
+    engine = ProcessEngine(script(tmp_path, prelude="""
+        sys.stderr.write("node: Cannot find module './lib'\\n"); sys.stderr.flush()
+        print("my-engine 1.0 starting", flush=True)
+        """), timeout=20)
+    conn = Connection(engine, label="banner")
+    try:
+        assert conn.start() is None and conn.never_started
+        assert "PROTO-1" in (conn.start_fault or "")
+        assert "Cannot find module './lib'" in (conn.start_fault or "")
+        for _ in range(3):
+            with pytest.raises(EngineFault, match="handshake failed"):
+                conn.call("canonicalize", {"text": "{}"})
+        assert engine.starts == 1  # never started again
+    finally:
+        conn.close()
+
+
+def test_an_engine_that_dies_at_start_up_is_not_restarted(tmp_path: Path) -> None:
+    engine = ProcessEngine(script(tmp_path, prelude="""
+        sys.stderr.write("Error: Cannot find module 'x'\\n"); raise SystemExit(1)
+        """), timeout=20)
+    try:
+        with pytest.raises(EngineFault, match="Cannot find module 'x'"):
+            engine.describe()
+        with pytest.raises(EngineFault, match="Cannot find module 'x'"):
+            engine.call("reset", {})
+        assert engine.starts == 1 and engine.given_up is not None
+    finally:
+        engine.close()
+
+
+def test_a_crash_mid_run_is_restarted_a_bounded_number_of_times(tmp_path: Path) -> None:
+    engine = ProcessEngine(script(tmp_path, """
+        if op == "canonicalize":
+            sys.stderr.write("segfault in canonicalize\\n"); raise SystemExit(139)
+        """), timeout=20, max_restarts=2)
+    try:
+        for _ in range(3):
+            with pytest.raises(EngineFault, match="exited"):
+                engine.call("canonicalize", {"text": "{}"})
+        with pytest.raises(EngineFault, match="started 3 times") as info:
+            engine.call("reset", {})
+        assert "segfault in canonicalize" in str(info.value) and info.value.fatal
+        assert engine.starts == 3
+    finally:
+        engine.close()
+
+
+def test_stderr_is_drained_and_bounded(tmp_path: Path) -> None:
+    engine = ProcessEngine(script(tmp_path, """
+        if op == "canonicalize":
+            for n in range(20000):
+                sys.stderr.write(f"noise {n}\\n")
+            sys.stderr.write("z" * 1_000_000 + "\\n"); sys.stderr.flush()
+        """), timeout=30)
+    try:
+        assert engine.call("canonicalize", {"text": "{}"}) == {"hex": "7b7d"}
+        assert engine.call("reset", {}) == {}
+        engine.close()
+        lines = engine.stderr.since()
+        assert len(lines) <= 41 and lines[0].startswith("[... ")
+        assert lines[-1].endswith("[...]") and len(lines[-1]) < 2100
+    finally:
+        engine.close()
+
+
+def test_smoke_shows_the_engines_stderr(tmp_path: Path) -> None:
+    engine = ProcessEngine(script(tmp_path, prelude="""
+        sys.stderr.write("\\x1b[2Jfatal: no config\\n"); raise SystemExit(2)
+        """), timeout=20)
+    try:
+        result = smoke(engine)
+    finally:
+        engine.close()
+    assert not result.ok
+    text = "\n".join(result.lines())
+    assert "engine stderr" in text and "fatal: no config" in text
+    assert "\x1b" not in text and "\\x1b[2J" in text
+
+
+# --------------------------------------------------------------------------- protocol findings
+
+
+@pytest.mark.parametrize(("body", "requirement"), [
+    ('if op == "canonicalize":\n    print("debug: here", flush=True); continue', "PROTO-1"),
+    ('if op == "canonicalize":\n    answer({"id": rid + 7, "ok": True, "result": {}}); continue',
+     "PROTO-3"),
+])
+def test_protocol_violations_are_findings_and_the_test_errors(
+        tmp_path: Path, body: str, requirement: str) -> None:
+    conn = Connection(ProcessEngine(script(tmp_path, body), timeout=20), label="x")
+    try:
+        for _ in range(2):
+            with pytest.raises(EngineFault, match=requirement):
+                EngineSession(conn).call("canonicalize", text="{}")
+        assert conn.call("reset", {}) == {}
+        findings = list(conn.findings.values())
+        assert [f.requirement for f in findings] == [requirement]  # once, however often seen
+        assert findings[0].call is not None and findings[0].call.startswith("canonicalize(")
+        assert conn.state.findings == tuple(findings)
+    finally:
+        conn.close()
+
+
+def test_a_deep_or_huge_response_is_a_fault_not_a_crash(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memspec._protocol_client as client
+
+    engine = ProcessEngine(script(tmp_path, """
+        if op == "canonicalize" and request["args"]["text"] == "deep":
+            sys.stdout.write('{"id": %d, "ok": true, "result": {"hex": ' % rid
+                             + "[" * 200000 + "]" * 200000 + "}}\\n"); sys.stdout.flush()
+            continue
+        if op == "canonicalize" and request["args"]["text"] == "shallow-deep":
+            sys.stdout.write('{"id": %d, "ok": true, "result": {"hex": ' % rid
+                             + "[" * 200 + "]" * 200 + "}}\\n"); sys.stdout.flush()
+            continue
+        if op == "canonicalize" and request["args"]["text"] == "huge":
+            sys.stdout.write("x" * 50000); sys.stdout.flush()
+            continue
+        """), timeout=20)
+    conn = Connection(engine, label="x")
+    try:
+        for text in ("deep", "shallow-deep"):
+            with pytest.raises(EngineFault, match="deeper than 128 levels"):
+                conn.call("canonicalize", {"text": text})
+        # each fault killed the process; the next one reads with a small bound
+        monkeypatch.setattr(client, "MAX_RESPONSE_LINE", 4096)
+        with pytest.raises(EngineFault, match="longer than 4096 bytes"):
+            conn.call("canonicalize", {"text": "huge"})
+        assert conn.call("canonicalize", {"text": "{}"}) == {"hex": "7b7d"}
+    finally:
+        conn.close()
+
+
+class DeepEngine(Dummy):
+    def op_canonicalize(self, args: dict[str, Any]) -> dict[str, Any]:
+        value: Any = []
+        for _ in range(int(args["text"])):
+            value = [value]
+        return {"hex": value}
+
+
+@pytest.mark.parametrize("depth", [200, 200_000])
+def test_a_deep_in_process_result_is_a_fault(depth: int) -> None:
+    conn = Connection(DeepEngine(), label="deep")
+    with pytest.raises(EngineFault, match="deeper than 128 levels"):
+        conn.call("canonicalize", {"text": str(depth)})

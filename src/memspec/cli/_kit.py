@@ -16,6 +16,7 @@ from typing import Any
 
 from memspec._canonical import parse_json
 from memspec._data import load_vectors, vector_files
+from memspec._display import terminal
 from memspec._errors import MemspecError
 from memspec.cli._io import UsageError, emit, read_text, write_output
 from memspec.cli._keys import load_key
@@ -85,6 +86,22 @@ def run_kit(kit_args: list[str], targets: list[str], *, show_output: bool,
     return proc.returncode, data, proc.stdout or ""
 
 
+#: pytest's exit status for a usage error: the kit stopped before any test ran (a bad
+#: option, an engine that cannot be loaded or does not start).
+_PYTEST_USAGE_ERROR = 4
+
+
+def _no_report(code: int, output: str) -> None:
+    """Raise the error for a kit run that made no report (``output``: what it printed, if
+    captured)."""
+    shown = terminal(output[-4000:]).strip()
+    if code == _PYTEST_USAGE_ERROR:
+        raise UsageError("the kit stopped before running any test"
+                         + (f":\n{shown}" if shown else " (see its message above)"))
+    raise MemspecError(f"the kit did not produce a report (exit {code})"
+                       + (f":\n{shown}" if shown else "; see the output above"))
+
+
 def cmd_certify(args: argparse.Namespace) -> int:
     out_dir = Path(args.out_dir).resolve()
     report_path = Path(args.report).resolve() if args.report else out_dir / "report.json"
@@ -97,8 +114,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     code, report, output = run_kit(kit_args, ["--pyargs", "memspec.conformance"],
                                    show_output=not args.json, report=report_path)
     if report is None:
-        print(output[-4000:], file=sys.stderr)
-        raise MemspecError("the kit did not produce a report (see the output above)")
+        _no_report(code, output)
     summary = out_dir / "report.md" if not args.report else report_path.with_suffix(".md")
     badge = out_dir / "badge.svg" if not args.report else report_path.with_name(
         report_path.stem + "-badge.svg")
@@ -192,12 +208,12 @@ def cmd_vectors(args: argparse.Namespace) -> int:
     for entry in (report or {}).get("requirements", []):
         for test in entry["tests"]:
             outcomes[test["nodeid"].rsplit("[", 1)[-1].rstrip("]")] = test["outcome"]
+    if not outcomes:
+        _no_report(code, output)
     failed = sorted(i for i, o in outcomes.items() if o in ("failed", "errored"))
     emit(args.json, {"selected": len(chosen), "failed": failed, "outcomes": outcomes},
          f"\n{len(chosen)} vectors, {len(failed)} failed" +
          "".join(f"\n  {i}" for i in failed))
-    if not outcomes:
-        raise MemspecError(f"the kit ran no vector (exit {code}):\n{output[-2000:]}")
     return 1 if failed else 0
 
 
