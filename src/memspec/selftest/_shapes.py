@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
-from memspec._errors import MemspecError
+from memspec._errors import MemspecError, NotFoundError
 from memspec._record import OPTIONAL_FIELDS, RECORD_FIELDS
 from memspec.selftest.faults import Fault, Inner, Json, Stateful, Transform, only
 
@@ -24,6 +24,7 @@ __all__ = [
     "ID_PATTERN",
     "Factories",
     "InsertionOrder",
+    "Masked",
     "Watcher",
     "all_records",
     "bypass",
@@ -250,6 +251,60 @@ class InsertionOrder(Watcher):
         record = put_record(op, args)
         if record is not None:
             self.first_seen(record.get("id"))
+
+
+class Masked(Stateful):
+    """A stateful fault that hides some of the engine's writes from every read.
+
+    ``act`` answers an operation (by default the engine does); it calls ``hide`` to
+    make every version of an id past the first ``keep`` invisible to ``get``,
+    ``history``, ``iterate`` and ``list`` (``keep`` 0 hides the record), so that
+    from outside the engine never wrote them: the shape of a pass that failed to
+    do something the real engine did.
+    """
+
+    def forget(self) -> None:
+        self.keep: dict[str, int] = {}
+
+    def hide(self, rid: str, keep: int) -> None:
+        """Show only the first ``keep`` versions of ``rid`` from now on."""
+        self.keep[rid] = min(keep, self.keep.get(rid, keep))
+
+    def act(self, op: str, args: Json, inner: Inner) -> Json:
+        """Answer ``op`` (the default passes it to the engine)."""
+        return inner(op, args)
+
+    def _visible(self, inner: Inner, rid: str) -> list[Json]:
+        return history_of(inner, rid)[: self.keep[rid]]
+
+    def _latest(self, inner: Inner) -> list[Json]:
+        out = []
+        for record in all_records(inner):
+            if record["id"] in self.keep:
+                versions = self._visible(inner, record["id"])
+                if not versions:
+                    continue
+                record = versions[-1]
+            out.append(record)
+        return out
+
+    def handle(self, op: str, args: Json, inner: Inner) -> Json:
+        rid = args.get("id")
+        if op in ("get", "history") and isinstance(rid, str) and rid in self.keep:
+            versions = self._visible(inner, rid)
+            if not versions:
+                raise NotFoundError(f"no record {rid}")
+            return {"record": versions[-1]} if op == "get" else {"records": versions}
+        if op in ("iterate", "list") and self.keep:
+            inner(op, args)  # the engine still checks the arguments
+            records = self._latest(inner)
+            if op == "list":
+                records = [r for r in records
+                           if args.get("state") in (None, r["state"])
+                           and args.get("type") in (None, r["type"])
+                           and (args.get("tag") is None or args["tag"] in r["tags"])]
+            return {"records": records}
+        return self.act(op, args, inner)
 
 
 class Factories:

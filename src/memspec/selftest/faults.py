@@ -227,6 +227,7 @@ def all_faults() -> tuple[Fault, ...]:
         faults_files,
         faults_format,
         faults_lifecycle,
+        faults_passes,
         faults_recall,
         faults_recall_states,
         faults_records,
@@ -236,7 +237,7 @@ def all_faults() -> tuple[Fault, ...]:
 
     modules: Iterable[Any] = (faults_format, faults_records, faults_signing, faults_lifecycle,
                               faults_store, faults_recall, faults_consolidation, faults_files,
-                              faults_data, faults_recall_states)
+                              faults_data, faults_recall_states, faults_passes)
     extensions: tuple[Fault, ...] = (tuple(faults_ext.EXTENSION_FAULTS)
                                      + tuple(faults_ext_ingest.EXTENSION_INGEST_FAULTS))
     return tuple(fault for module in modules for fault in module.FAULTS) + extensions

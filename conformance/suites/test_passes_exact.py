@@ -1,0 +1,261 @@
+"""The background passes on the cases friendly data never reaches.
+
+Every version a pass writes is stamped with the pass's ``now`` (LC-5); the flag
+sweep visits superseded rules too (CONS-11); slot values are compared as
+canonical JSON, so ``1`` and ``true`` disagree (CONS-13); exact-dedup ties on
+confidence fall to the earliest ``created_at``, then the smallest id (CONS-5);
+a tombstone is exactly section 17's table, extension fields left out (RED-9).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from memspec import canonical_json
+from memspec._record import birth_digest
+from memspec.conformance import _builders as build
+from memspec.conformance._machines import fresh_id, snapshot
+
+STRICT = {"near_dup_threshold": "0.95", "promotion_threshold": 3}
+
+
+class Seeds:
+    """Records with distinct birth times and provenances, put straight into the store."""
+
+    def __init__(self, engine: Any, clock: Any) -> None:
+        self.engine, self.clock, self.serial = engine, clock, 0
+
+    def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
+        self.serial += 1
+        if kind == "episode" and "occurred_at" not in fields:
+            fields["occurred_at"] = self.clock.now()
+        return build.record(kind, body, created_at=self.clock.advance(seconds=61),
+                            provenance={"kind": "observation", "ref": f"seed-{self.serial}",
+                                        "agent": None}, **fields)
+
+    def put(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
+        record = self.new(body, kind, **fields)
+        self.engine.call("put", record=record)
+        return record
+
+    def put_version(self, record: dict[str, Any], **changes: Any) -> dict[str, Any]:
+        version = build.evolve(record, self.clock.advance(seconds=1), **changes)
+        self.engine.call("put", record=version)
+        return version
+
+    def get(self, rid: str) -> dict[str, Any]:
+        record: dict[str, Any] = self.engine.call("get", id=rid)["record"]
+        return record
+
+
+@pytest.fixture
+def seeds(engine: Any, clock: Any) -> Seeds:
+    return Seeds(engine, clock)
+
+
+def _written_since(before: dict[str, Any], engine: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for rid, versions in snapshot(engine).items():
+        out += [json.loads(v) for v in versions[len(before.get(rid, ())):]]
+    return out
+
+
+def _seed_every_sub_pass(seeds: Seeds) -> None:
+    seeds.put("The backup job runs at two.", confidence="0.9000")
+    seeds.put("The backup job runs at two.", confidence="0.7000")
+    seeds.put("The deploy script lives in the tools folder.")
+    seeds.put("The deploy script lives in the tools folder!")
+    seeds.put("The build cache lives on the fast disk.", slots={"cache disk": "fast"})
+    seeds.put("Cache files go to the archive volume.", slots={"cache disk": "archive"})
+    for body in ("Standup overran because of the outage review.",
+                 "Standup was cut short by a fire drill.",
+                 "Standup moved to the big room on Thursday."):
+        seeds.put(body, "episode", tags=["standup"])
+    dead = seeds.put("The old VPN client needed a restart.")
+    seeds.put_version(dead, state="archived", state_reason="client retired")
+    seeds.put("Restart the VPN client whenever it hangs.", "rule", evidence=[dead["id"]])
+
+
+# -- LC-5: the pass's now, on every version it writes -----------------------------------
+
+
+@pytest.mark.requirement("LC-5")
+@pytest.mark.profile("consolidation")
+def test_consolidation_stamps_every_write_with_its_now(seeds: Seeds, engine: Any,
+                                                       clock: Any) -> None:
+    _seed_every_sub_pass(seeds)
+    before = snapshot(engine)
+    now = clock.advance(days=3, hours=5, ms=123)
+    engine.call("consolidate", now=now, config={"near_dup_threshold": "0.6",
+                                                "promotion_threshold": 3})
+    written = _written_since(before, engine)
+    assert written, "LC-5: kit data: the pass wrote nothing"
+    for version in written:
+        assert version["updated_at"] == now, (
+            f"LC-5: consolidation at {now} wrote a version of {version['id']} "
+            f"({version['state']}) with updated_at {version['updated_at']}; every change is "
+            "stamped with the operation's now, never a clock of the engine's own"
+        )
+
+
+@pytest.mark.requirement("LC-5")
+@pytest.mark.profile("decay")
+def test_decay_stamps_every_archival_with_its_now(seeds: Seeds, engine: Any,
+                                                  clock: Any) -> None:
+    for i in range(3):
+        seeds.put(f"the lobby plant number {i} was watered", confidence="0.1000")
+    before = snapshot(engine)
+    now = clock.advance(days=400, hours=7, ms=321)
+    report = engine.call("decay", now=now)
+    written = _written_since(before, engine)
+    assert report["archived"] and written, "LC-5: kit data: decay archived nothing"
+    for version in written:
+        assert version["updated_at"] == now, (
+            f"LC-5: decay at {now} archived {version['id']} with updated_at "
+            f"{version['updated_at']}; the archival is stamped with the operation's now"
+        )
+
+
+# -- CONS-11: every rule that is not archived ------------------------------------------
+
+
+@pytest.mark.requirement("CONS-11")
+def test_the_sweep_flags_superseded_rules_too(seeds: Seeds, engine: Any, clock: Any) -> None:
+    dead = seeds.put("The old badge reader needed a reboot.")
+    seeds.put_version(dead, state="archived", state_reason="reader replaced")
+    live = seeds.put("The new badge reader is at the side door.")
+    old_rule = seeds.put("Reboot the badge reader when it beeps twice.", "rule",
+                         evidence=[dead["id"]])
+    new_rule = seeds.put("Use the side door reader when the front one fails.", "rule",
+                         evidence=[live["id"]], supersedes=old_rule["id"])
+    seeds.put_version(old_rule, state="superseded", superseded_by=new_rule["id"],
+                      state_reason="procedure changed")
+    gone_rule = seeds.put("Badge in twice on Fridays.", "rule", evidence=[fresh_id("gone")])
+    seeds.put_version(gone_rule, state="archived", state_reason="policy dropped")
+    gone_before = engine.call("history", id=gone_rule["id"])["records"]
+    engine.call("consolidate", now=clock.advance(days=1), config=STRICT)
+    swept = seeds.get(old_rule["id"])
+    assert swept["flagged"] is True and isinstance(swept["flag_reason"], str) \
+        and swept["flag_reason"].strip(), (
+            f"CONS-11: the superseded rule {old_rule['id']}, whose only evidence is archived, "
+            f"was not flagged by the sweep (flagged={swept['flagged']!r}); the sweep covers "
+            "every rule that is not archived, superseded ones included"
+        )
+    assert swept["state"] == "superseded", (
+        f"CONS-11: flagging moved the superseded rule to {swept['state']}"
+    )
+    assert seeds.get(new_rule["id"])["flagged"] is False, (
+        "CONS-11: the successor rule with live evidence was flagged"
+    )
+    assert engine.call("history", id=gone_rule["id"])["records"] == gone_before, (
+        "CONS-11: the sweep wrote a version of an archived rule"
+    )
+
+
+# -- CONS-13: canonical JSON comparison ----------------------------------------------------
+
+
+@pytest.mark.requirement("CONS-13")
+def test_slot_values_are_compared_as_canonical_json(seeds: Seeds, engine: Any,
+                                                    clock: Any) -> None:
+    pairs = [
+        (seeds.put("Failed uploads are retried.", slots={"retry": 1}),
+         seeds.put("Upload failures get another attempt.", slots={"retry": True})),
+        (seeds.put("The cache is warmed at boot.", "procedure", slots={"warm": 0}),
+         seeds.put("Warming happens on startup.", "procedure", slots={"warm": False})),
+        (seeds.put("The port of the metrics server is fixed.", slots={"port": "9090"}),
+         seeds.put("Metrics are served on a well-known port.", slots={"port": 9090})),
+        (seeds.put("Alerts go to two channels.", slots={"alerts": {"to": ["a", "b"]}}),
+         seeds.put("Alerting fans out to the team.", slots={"alerts": {"to": ["b", "a"]}})),
+    ]
+    same = (seeds.put("The audit log is kept.", slots={"audit": {"keep": True, "days": 30}}),
+            seeds.put("Audit entries are retained.", slots={"audit": {"days": 30,
+                                                                       "keep": True}}))
+    engine.call("consolidate", now=clock.advance(days=1), config=STRICT)
+    for a, b in pairs:
+        left, right = seeds.get(a["id"]), seeds.get(b["id"])
+        assert left["state"] == right["state"] == "transitional" \
+            and left["transition"] == right["transition"], (
+                f"CONS-13: slots {a['slots']} and {b['slots']} differ as canonical JSON "
+                f"but the pair was not put into one transition (states {left['state']}, "
+                f"{right['state']}); a host language's equality (1 == true) is not the test"
+            )
+    for record in same:
+        assert seeds.get(record["id"])["state"] == "active", (
+            f"CONS-13: slots {same[0]['slots']} and {same[1]['slots']} are equal as canonical "
+            "JSON (member order does not count) but were treated as a contradiction"
+        )
+
+
+# -- CONS-5: ties on confidence ----------------------------------------------------------
+
+
+@pytest.mark.requirement("CONS-5")
+def test_dedup_ties_fall_to_the_earliest_birth_then_the_smallest_id(
+        seeds: Seeds, engine: Any, clock: Any) -> None:
+    body, slots = "The lab door code changes monthly.", {"door": "lab"}
+    late = seeds.new(body, slots=slots, confidence="0.8000")
+    early_at = clock.at(-5)
+    twins = [build.record("fact", body, slots=slots, confidence="0.8000", created_at=early_at,
+                          provenance={"kind": "observation", "ref": f"twin-{i}", "agent": None})
+             for i in range(4)]
+    weaker = seeds.new(body, slots=slots, confidence="0.6000")
+    for record in (late, *twins, weaker):
+        engine.call("put", record=record)
+    report = engine.call("consolidate", now=clock.advance(days=1), config=STRICT)
+    keeper = min(twins, key=lambda r: r["id"])
+    assert seeds.get(keeper["id"])["state"] == "active", (
+        f"CONS-5: of copies tied on confidence 0.8000 the keeper is the earliest created_at, "
+        f"then the smallest id ({keeper['id']}); it is "
+        f"{seeds.get(keeper['id'])['state']}"
+    )
+    others = sorted((r for r in (late, *twins, weaker) if r is not keeper),
+                    key=lambda r: (-float(r["confidence"]), r["created_at"], r["id"]))
+    for record in others:
+        now = seeds.get(record["id"])
+        assert now["state"] == "superseded" and now["superseded_by"] == keeper["id"], (
+            f"CONS-5: copy {record['id']} is {now['state']} (superseded_by "
+            f"{now['superseded_by']}), expected superseded by the keeper {keeper['id']}"
+        )
+    actions = [a["record_ids"] for a in report["actions"] if a["pass"] == "exact-dedup"]
+    assert actions == [[r["id"], keeper["id"]] for r in others], (
+        f"CONS-5: exact dedup should report one supersede per copy in keeper order "
+        f"(confidence, then created_at, then id), each [copy, keeper]: {actions}"
+    )
+
+
+# -- RED-9: the tombstone is exactly the table -------------------------------------------
+
+
+@pytest.mark.requirement("RED-9")
+def test_the_tombstone_is_exactly_the_table(seeds: Seeds, engine: Any, clock: Any) -> None:
+    anchor = seeds.put("The incident channel is #ops-bridge.")
+    secret = seeds.put("The root password is hunter2.", slots={"password": "hunter2"},
+                       tags=["secret"], evidence=[anchor["id"]],
+                       extra={"x_note": "hunter2 again", "x_meta": {"source": "chat"}})
+    latest = seeds.put_version(secret, tags=["secret", "checked"], confidence="0.5000")
+    now = clock.advance(days=2, ms=7)
+    reason = "a password was remembered by mistake"
+    tombstone = engine.call("redact", id=secret["id"], reason=reason, now=now)["record"]
+    expected = {
+        "id": secret["id"], "type": "fact", "body": "[redacted]", "slots": {},
+        "state": "archived", "confidence": "0.0000", "created_at": secret["created_at"],
+        "updated_at": now, "provenance": {"kind": "redaction", "ref": None, "agent": None},
+        "evidence": latest["evidence"], "supersedes": None, "superseded_by": None,
+        "transition": None, "state_reason": reason, "tags": [], "flagged": False,
+        "flag_reason": None, "signed_by": None, "signature": "", "redacted": True,
+        "redaction_reason": reason, "birth_digest": birth_digest(secret),
+    }
+    for shown in (tombstone, *engine.call("history", id=secret["id"])["records"]):
+        kept = sorted(set(shown) - set(expected))
+        assert not kept, (
+            f"RED-9: the tombstone of {secret['id']} keeps the fields {kept}; a tombstone has "
+            "no extension fields, since they may carry the destroyed content"
+        )
+        assert canonical_json(shown) == canonical_json(expected), (
+            f"RED-9: the tombstone differs from section 17's table: "
+            f"{ {k: shown.get(k) for k in expected if shown.get(k) != expected[k]} }"
+        )
