@@ -9,17 +9,20 @@ the plugin and the report can tell them from an ordinary skip:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from memspec._data import load_json
-from memspec._errors import MemspecError
+from memspec._errors import EngineError, MemspecError
 
 __all__ = [
     "ALWAYS_PROFILES",
     "ERRORED",
     "FAILED",
+    "INCONCLUSIVE",
     "LEVELS",
     "NOT_CLAIMED",
     "NOT_CLAIMED_PREFIX",
@@ -30,12 +33,19 @@ __all__ = [
     "UNTESTABLE_PREFIX",
     "WARNING",
     "KitItem",
+    "Logged",
     "Requirement",
+    "RequirementFailed",
     "binding",
+    "blame",
+    "blamed_requirements",
     "catalogue",
+    "check",
     "first_line",
+    "has_failed_check",
     "is_fault",
     "load_hypothesis_profile",
+    "needed_profiles",
     "logged_outcome",
     "mark_report",
     "not_claimed_reason",
@@ -53,6 +63,9 @@ SKIPPED = "skipped"
 #: A failed SHOULD / MAY test: reported as failed, shown as a warning, never failing a profile.
 WARNING = "warning"
 TEST_OUTCOMES = (PASSED, FAILED, ERRORED, NOT_CLAIMED, UNTESTABLE, SKIPPED)
+#: How a failed test counts for those of its requirements its failure did not name: it
+#: stopped before it judged them, so it neither passes nor fails them (SPEC 19.2).
+INCONCLUSIVE = "inconclusive"
 
 NOT_CLAIMED_PREFIX = "memspec:not-claimed: "
 UNTESTABLE_PREFIX = "memspec:untestable: "
@@ -100,15 +113,104 @@ def catalogue() -> dict[str, Requirement]:
     return found
 
 
+_NOT_CLAIMED_TAIL = " does not claim profile "
+
+
 def not_claimed_reason(profiles: list[str] | tuple[str, ...], engine: str) -> str:
     """The skip reason of a test whose profile the engine does not claim."""
     names = ", ".join(profiles)
-    return f"{NOT_CLAIMED_PREFIX}{engine} does not claim profile {names}"
+    return f"{NOT_CLAIMED_PREFIX}{engine}{_NOT_CLAIMED_TAIL}{names}"
+
+
+def needed_profiles(reason: str) -> tuple[str, ...]:
+    """The profiles a :func:`not_claimed_reason` (without its prefix) names."""
+    _, found, names = reason.rpartition(_NOT_CLAIMED_TAIL)
+    return tuple(n for n in names.split(", ") if n) if found else ()
 
 
 def untestable_reason(why: str) -> str:
     """The skip reason of a test that cannot observe its requirement here."""
     return f"{UNTESTABLE_PREFIX}{why}"
+
+
+# --------------------------------------------------------------------------- attribution
+
+
+class RequirementFailed(AssertionError):
+    """A failed kit check that names the requirement it checks (SPEC 19.2).
+
+    A test that traces to several requirements fails only the one its failing check
+    names; for its other requirements it is inconclusive. ``requirement`` is one id, or
+    a tuple when the check is a vector whose data names several.
+    """
+
+    def __init__(self, requirement: str | tuple[str, ...], message: str) -> None:
+        names = (requirement,) if isinstance(requirement, str) else tuple(requirement)
+        if not names:
+            raise ValueError("RequirementFailed needs at least one requirement id")
+        prefix = f"{names[0]}: "
+        super().__init__(message if message.startswith(prefix) else prefix + message)
+        self.requirements = names
+        self.detail = message
+
+    @property
+    def requirement(self) -> str:
+        """The (first) requirement the check names."""
+        return self.requirements[0]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.requirements, self.detail))
+
+
+def check(requirement: str, condition: object, message: str | Callable[[], str]) -> None:
+    """Raise :class:`RequirementFailed` naming ``requirement`` unless ``condition`` holds.
+
+    ``message`` may be a callable, so that an expensive message is built only on failure.
+    """
+    __tracebackhide__ = True
+    if not condition:
+        raise RequirementFailed(requirement, message() if callable(message) else message)
+
+
+@contextmanager
+def blame(requirement: str | tuple[str, ...]) -> Iterator[None]:
+    """Attribute a failure inside the block to ``requirement``.
+
+    A plain ``assert`` that fails, or an engine that rejects a call the block expected it
+    to answer (:class:`memspec.EngineError`), becomes a :class:`RequirementFailed` naming
+    ``requirement``; a check that already names its requirement keeps it, and an engine
+    fault (crash, hang, broken protocol) passes through, to be reported errored.
+    """
+    __tracebackhide__ = True
+    try:
+        yield
+    except RequirementFailed:
+        raise
+    except AssertionError as exc:
+        raise RequirementFailed(requirement, str(exc)) from exc
+    except EngineError as exc:
+        raise RequirementFailed(
+            requirement, f"the engine rejected a call it should have answered "
+            f"({exc.code}: {exc.message})") from exc
+
+
+def blamed_requirements(exc: BaseException | None) -> tuple[str, ...]:
+    """The requirements a test's failure names (empty: it names none, so it fails them all).
+
+    A hypothesis group of failures names the union of what each member names, and
+    nothing if any member names nothing.
+    """
+    if isinstance(exc, RequirementFailed):
+        return exc.requirements
+    if isinstance(exc, BaseExceptionGroup):
+        named: list[str] = []
+        for inner in exc.exceptions:
+            found = blamed_requirements(inner)
+            if not found:
+                return ()
+            named.extend(r for r in found if r not in named)
+        return tuple(named)
+    return ()
 
 
 # --------------------------------------------------------------------------- pytest glue
@@ -157,14 +259,28 @@ class KitItem:
                    tuple(data["levels"]), data["kit_check"])
 
 
+class Logged(NamedTuple):
+    """A kit test's outcome as the run logged it, with the requirements its failure named."""
+
+    outcome: str
+    message: str | None
+    blamed: tuple[str, ...] = ()
+    #: For a not-claimed test: the unclaimed profiles it needed.
+    needs: tuple[str, ...] = ()
+
+
 def mark_report(report: Any, exc: BaseException | None, levels: tuple[str, ...],
-                transcript: list[str]) -> None:
+                transcript: list[str], requirements: tuple[str, ...] = ()) -> None:
     """Mark a kit test's report (in the process that ran it) with the kit's outcome.
 
-    Sets ``memspec_outcome`` / ``memspec_message``: plain report attributes, which
-    pytest serializes with the report, so they reach a pytest-xdist controller. A
-    failure gets the engine calls of the test as a report section; a SHOULD / MAY
-    miss becomes an xfail-like warning that never fails the run.
+    Sets ``memspec_outcome`` / ``memspec_message`` / ``memspec_blamed``: plain report
+    attributes, which pytest serializes with the report, so they reach a pytest-xdist
+    controller. A failure gets the engine calls of the test as a report section; a
+    failure whose check names its requirement (:class:`RequirementFailed`) blames only
+    that requirement; a SHOULD / MAY miss becomes an xfail-like warning that never fails
+    the run. Errored is only what SPEC 18.4 says: the engine could not be reached or
+    broke the protocol (an :class:`memspec.protocol.EngineFault` with no failed check
+    beside it), or the test's setup or teardown broke.
     """
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = skip_reason(report)
@@ -176,12 +292,22 @@ def mark_report(report: Any, exc: BaseException | None, levels: tuple[str, ...],
         report.memspec_message = reason
     elif report.failed:
         message = f"{type(exc).__name__}: {exc}" if exc is not None else report.longreprtext
-        report.memspec_message = message[:2000]
+        blamed = blamed_requirements(exc) if report.when == "call" else ()
+        stray = [r for r in blamed if r not in requirements]
+        if stray:
+            # A check naming a requirement its test does not trace to is a kit bug: say so
+            # and fail the test's own requirements rather than one it does not declare.
+            message = (f"kit bug: the failing check names {', '.join(stray)}, which the "
+                       f"test's requirement markers do not list; {message}")
+            blamed = ()
+        report.memspec_message = message[:4000]
+        report.memspec_blamed = list(blamed)
         if transcript:
             report.sections.append(("memspec engine calls (latest last)", "\n".join(transcript)))
-        if is_fault(exc) or report.when != "call":
+        judged = tuple(catalogue()[r].level for r in blamed if r in catalogue()) or levels
+        if report.when != "call" or (is_fault(exc) and not has_failed_check(exc)):
             report.memspec_outcome = ERRORED
-        elif levels and not any(binding(level) for level in levels):
+        elif judged and not any(binding(level) for level in judged):
             report.outcome = "skipped"
             report.wasxfail = (
                 "memspec: SHOULD-level requirement not met (warning): " + first_line(message)
@@ -189,20 +315,21 @@ def mark_report(report: Any, exc: BaseException | None, levels: tuple[str, ...],
             report.memspec_outcome = WARNING
 
 
-def logged_outcome(
-    report: Any, previous: tuple[str, str | None] | None
-) -> tuple[str, str | None] | None:
-    """A test's outcome and message after one more of its reports (None: unchanged).
+def logged_outcome(report: Any, previous: Logged | None) -> Logged | None:
+    """A test's outcome, message and blamed requirements after one more of its reports
+    (None: unchanged).
 
     Reads only what crosses pytest-xdist with the report (its outcome, ``when`` and
-    the ``memspec_outcome`` / ``memspec_message`` attributes the kit set on the worker),
-    so the controller folds forwarded reports exactly as a one-process run does.
+    the ``memspec_*`` attributes the kit set on the worker), so the controller folds
+    forwarded reports exactly as a one-process run does.
     """
     marked = getattr(report, "memspec_outcome", None)
     message: str | None = getattr(report, "memspec_message", None)
+    blamed = tuple(str(r) for r in getattr(report, "memspec_blamed", None) or ())
+    needs = needed_profiles(message or "") if marked == NOT_CLAIMED else ()
     if report.when == "teardown":
-        if report.failed and (previous is None or previous[0] == PASSED):
-            return ERRORED, message
+        if report.failed and (previous is None or previous.outcome == PASSED):
+            return Logged(ERRORED, message)
         return None
     if report.when == "setup" and report.passed:
         return None
@@ -216,7 +343,7 @@ def logged_outcome(
         outcome = FAILED
     else:
         outcome = SKIPPED
-    return outcome, message or None
+    return Logged(outcome, message or None, blamed if outcome == FAILED else (), needs)
 
 
 def report_status(report: Any) -> Any:
@@ -237,6 +364,16 @@ def first_line(text: str, limit: int = 200) -> str:
     """The first non-blank line of ``text``, capped at ``limit`` characters."""
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def has_failed_check(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is (or a hypothesis group holds) a failed check: the engine answered
+    and the answer was judged wrong."""
+    if isinstance(exc, AssertionError):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return any(has_failed_check(inner) for inner in exc.exceptions)
+    return False
 
 
 def is_fault(exc: BaseException | None) -> bool:

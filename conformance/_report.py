@@ -4,11 +4,17 @@ Folding rules (documented in the report schema too):
 
 * a test is passed, failed, errored (the engine broke the protocol), not-claimed,
   untestable, skipped or not-run (deselected);
+* a failed test whose failing check named its requirement (RequirementFailed) fails
+  only that requirement; for the test's other requirements it is inconclusive;
 * a requirement whose profile the engine does not claim is not-claimed; otherwise
-  failed if any of its tests failed, else errored if any errored, else passed if
-  any passed, else untestable if it has a reason (or a test said so), else not-run;
+  failed if any of its tests failed it, else errored if any errored, else passed if
+  every test that judged it passed and none was left out; partial if some passed or
+  none could run while some were left out (not-claimed: it needs another profile,
+  skipped, deselected, inconclusive); else untestable if it has a reason (or a test
+  said so), else not-run;
 * a claimed profile is certified when none of its MUST / MUST NOT requirements is
-  failed, errored or not-run and every profile it requires is certified too.
+  failed, errored, not-run or partial and every profile it requires is certified too;
+  a profile with partial requirements (and nothing worse) is partial and names them.
   SHOULD / MAY failures are warnings: they show, but never fail a profile.
 """
 
@@ -28,8 +34,10 @@ from memspec.conformance._outcomes import (
     ALWAYS_PROFILES,
     ERRORED,
     FAILED,
+    INCONCLUSIVE,
     NOT_CLAIMED,
     PASSED,
+    SKIPPED,
     UNTESTABLE,
     KitItem,
     Requirement,
@@ -40,6 +48,7 @@ from memspec.engine import PROTOCOL_VERSION, SPEC_VERSION, profiles
 
 __all__ = [
     "NOT_RUN",
+    "PARTIAL",
     "REPORT_SCHEMA_ID",
     "HandOver",
     "TestResult",
@@ -54,7 +63,12 @@ __all__ = [
 
 REPORT_SCHEMA_ID = "https://memspec.dev/schemas/report.json"
 NOT_RUN = "not-run"
-_VERDICT_ORDER = ("failed", "errored", "incomplete", "certified")
+#: A requirement (or profile) not fully judged: some test that traces to it did not run
+#: or stopped before judging it (SPEC 19.2).
+PARTIAL = "partial"
+_VERDICT_ORDER = ("failed", "errored", "incomplete", PARTIAL, "certified")
+#: Test views that leave a requirement not fully judged.
+_UNJUDGED = (INCONCLUSIVE, NOT_CLAIMED, SKIPPED, NOT_RUN)
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,19 @@ class TestResult:
     requirements: tuple[str, ...]
     outcome: str
     message: str | None = None
+    #: The requirements a failed test's failing check named (empty: all of them).
+    blamed: tuple[str, ...] = ()
+    #: The profiles the test needs (its requirements' and its profile markers').
+    profiles: tuple[str, ...] = ()
+    #: For a not-claimed test: the unclaimed profiles it needed (from its markers or the
+    #: operation it called).
+    needs: tuple[str, ...] = ()
+
+    def view(self, requirement: str) -> str:
+        """The test's outcome as it counts for ``requirement``."""
+        if self.outcome == FAILED and self.blamed and requirement not in self.blamed:
+            return INCONCLUSIVE
+        return self.outcome
 
 
 @dataclass(frozen=True)
@@ -97,24 +124,30 @@ class HandOver:
 
 def fold_items(
     items: Mapping[str, KitItem],
-    results: Mapping[str, tuple[str, str | None]],
+    results: Mapping[str, tuple[Any, ...]],
     deselected: Collection[str] = (),
 ) -> tuple[list[TestResult], list[dict[str, str]]]:
     """The report's tests and kit checks, in collection order, from items keyed by node id.
 
-    A collected test without a result did not run (``not-run``); a deselected one is
-    ``not-run`` with the note "deselected", whatever its result.
+    ``results`` holds each test's :class:`~memspec.conformance._outcomes.Logged` (or an
+    ``(outcome, message)`` pair). A collected test without a result did not run
+    (``not-run``); a deselected one is ``not-run`` with the note "deselected", whatever
+    its result.
     """
     tests: list[TestResult] = []
     checks: list[dict[str, str]] = []
     for nodeid, item in items.items():
-        outcome, message = results.get(nodeid, (NOT_RUN, None))
+        logged = results.get(nodeid, (NOT_RUN, None))
+        outcome, message = str(logged[0]), logged[1]
+        blamed = tuple(logged[2]) if len(logged) > 2 else ()
+        needs = tuple(logged[3]) if len(logged) > 3 else ()
         if item.kit_check:
             checks.append({"nodeid": item.kit_id, "outcome": outcome})
             continue
         if nodeid in deselected:
-            outcome, message = NOT_RUN, "deselected"
-        tests.append(TestResult(item.kit_id, item.requirements, outcome, message))
+            outcome, message, blamed, needs = NOT_RUN, "deselected", (), ()
+        tests.append(TestResult(item.kit_id, item.requirements, outcome, message, blamed,
+                                item.profiles, needs))
     return tests, checks
 
 
@@ -136,20 +169,89 @@ def _requirement_outcome(
 ) -> tuple[str, str | None]:
     if req.profile not in claimed:
         return NOT_CLAIMED, None
-    seen = {t.outcome for t in tests}
-    for outcome in (FAILED, ERRORED, PASSED):
+    views = [(t.view(req.id), t) for t in tests]
+    seen = {view for view, _ in views}
+    for outcome in (FAILED, ERRORED):
         if outcome in seen:
             return outcome, None
+    left_out = [(view, t) for view, t in views if view in _UNJUDGED]
+    judged_none = PASSED not in seen
+    if not left_out:
+        if not judged_none:
+            return PASSED, None
+    elif not judged_none or any(view != NOT_RUN for view, _ in left_out):
+        return PARTIAL, _left_out_note(left_out, claimed, judged_none)
     if req.untestable:
         return UNTESTABLE, req.untestable
     if UNTESTABLE in seen:
         note = next(t.message for t in tests if t.outcome == UNTESTABLE)
         return UNTESTABLE, note
-    if tests and seen == {NOT_CLAIMED}:
-        return NOT_CLAIMED, "its tests need a profile the engine does not claim"
     if not tests:
         return NOT_RUN, "the kit has no test for this requirement"
-    return NOT_RUN, "its tests did not run (deselected or skipped)"
+    return NOT_RUN, "its tests did not run (deselected)"
+
+
+def _left_out_note(left_out: Sequence[tuple[str, TestResult]], claimed: frozenset[str],
+                   judged_none: bool) -> str:
+    """Why a requirement is partial: which of its tests were left out, and what they needed."""
+    parts: list[str] = []
+    needs = sorted({p for view, t in left_out if view == NOT_CLAIMED
+                    for p in _test_needs(t, claimed)})
+    counts = Counter(view for view, _ in left_out)
+    if counts[NOT_CLAIMED]:
+        parts.append(f"{counts[NOT_CLAIMED]} test(s) need profile {', '.join(needs)}, "
+                     "which the engine does not claim")
+    if counts[INCONCLUSIVE]:
+        named = sorted({r for view, t in left_out if view == INCONCLUSIVE for r in t.blamed})
+        parts.append(f"{counts[INCONCLUSIVE]} test(s) failed on {', '.join(named)} before "
+                     "judging it")
+    if counts[SKIPPED]:
+        parts.append(f"{counts[SKIPPED]} test(s) skipped")
+    if counts[NOT_RUN]:
+        parts.append(f"{counts[NOT_RUN]} test(s) not run")
+    head = "not judged: " if judged_none else "not fully judged: "
+    return head + "; ".join(parts)
+
+
+def _test_needs(test: TestResult, claimed: frozenset[str]) -> tuple[str, ...]:
+    found = {p for p in (*test.profiles, *test.needs) if p not in claimed}
+    return tuple(sorted(found))
+
+
+def _needs(tests: Sequence[TestResult], req_id: str, claimed: frozenset[str]) -> list[str]:
+    return sorted({p for t in tests if t.view(req_id) == NOT_CLAIMED
+                   for p in _test_needs(t, claimed)})
+
+
+def _closure(profile: str) -> frozenset[str]:
+    """``profile`` and every profile it requires, transitively."""
+    table = profiles()
+    seen: set[str] = set()
+    todo = [profile]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(table.get(name, {}).get("requires", []))
+    return frozenset(seen) | ALWAYS_PROFILES
+
+
+def _cross_profile(by_req: Mapping[str, Sequence[TestResult]],
+                   claimed: frozenset[str]) -> list[dict[str, Any]]:
+    """Requirements of claimed profiles that some test can judge only with another profile."""
+    out: list[dict[str, Any]] = []
+    for req in catalogue().values():
+        if req.profile not in claimed:
+            continue
+        own = _closure(req.profile)
+        needing = [t for t in by_req.get(req.id, [])
+                   if not {*t.profiles, *t.needs} <= own]
+        if needing:
+            out.append({"id": req.id, "profile": req.profile,
+                        "needs": sorted({p for t in needing for p in (*t.profiles, *t.needs)}
+                                        - own),
+                        "tests": [t.kit_id for t in needing]})
+    return out
 
 
 def _profile_verdicts(
@@ -163,7 +265,8 @@ def _profile_verdicts(
             if entry["profile"] != name or not entry["binding"]:
                 continue
             outcome = entry["outcome"]
-            verdict = {FAILED: "failed", ERRORED: "errored", NOT_RUN: "incomplete"}.get(outcome)
+            verdict = {FAILED: "failed", ERRORED: "errored", NOT_RUN: "incomplete",
+                       PARTIAL: PARTIAL}.get(outcome)
             if verdict and _VERDICT_ORDER.index(verdict) < _VERDICT_ORDER.index(worst):
                 worst = verdict
         own[name] = worst
@@ -192,7 +295,13 @@ def _profile_verdicts(
         if blocked and own.get(name) == "certified":
             notes.append(f"its own requirements pass; required profile {', '.join(blocked)} "
                          "is not certified")
+        unjudged = [e["id"] for e in req_entries
+                    if e["profile"] == name and e["binding"] and e["outcome"] == PARTIAL]
+        if unjudged:
+            notes.append("not certified: not fully judged " + ", ".join(unjudged))
         out[name] = {"claimed": True, "verdict": verdict}
+        if unjudged:
+            out[name]["unjudged"] = unjudged
         if notes:
             out[name]["notes"] = notes
         return verdict
@@ -222,7 +331,8 @@ def build_report(
     """
     info = dict(engine_info or {})
     tests = [*tests, *(TestResult(f"finding:{f.requirement}:{f.where}", (f.requirement,),
-                                  FAILED, f.message + (f" (call: {f.call})" if f.call else ""))
+                                  FAILED, f.message + (f" (call: {f.call})" if f.call else ""),
+                                  (f.requirement,))
                        for f in findings)]
     claimed_list = [p for p in info.get("profiles", []) if isinstance(p, str)]
     claimed = frozenset(claimed_list) | ALWAYS_PROFILES
@@ -237,10 +347,13 @@ def build_report(
         entry: dict[str, Any] = {
             "id": req.id, "level": req.level, "profile": req.profile,
             "binding": req.binding, "outcome": outcome,
-            "tests": [_test_entry(t) for t in related],
+            "tests": [_test_entry(t, req.id, claimed) for t in related],
         }
         if note:
             entry["note"] = note
+        needs = _needs(related, req.id, claimed) if outcome == PARTIAL else []
+        if needs:
+            entry["needs"] = needs
         entries.append(entry)
     profile_table = _profile_verdicts(claimed, entries)
     verdicts = [v["verdict"] for v in profile_table.values() if v["claimed"]]
@@ -269,6 +382,7 @@ def build_report(
         "verdict": verdict,
         "profiles": profile_table,
         "requirements": entries,
+        "needs_other_profiles": _cross_profile(by_req, claimed),
         "summary": {
             "tests": {k: test_counts[k] for k in sorted(test_counts)},
             "requirements": {k: req_counts[k] for k in sorted(req_counts)},
@@ -280,10 +394,19 @@ def build_report(
     return report
 
 
-def _test_entry(test: TestResult) -> dict[str, Any]:
-    entry: dict[str, Any] = {"nodeid": test.kit_id, "outcome": test.outcome}
-    if test.message:
+def _test_entry(test: TestResult, req_id: str, claimed: frozenset[str]) -> dict[str, Any]:
+    view = test.view(req_id)
+    entry: dict[str, Any] = {"nodeid": test.kit_id, "outcome": view}
+    if view == INCONCLUSIVE:
+        entry["message"] = (f"failed on {', '.join(test.blamed)}, before judging {req_id}: "
+                            + (test.message or ""))
+    elif test.message:
         entry["message"] = test.message
+    if test.outcome == FAILED and test.blamed:
+        entry["blamed"] = list(test.blamed)
+    needs = _test_needs(test, claimed)
+    if view == NOT_CLAIMED and needs:
+        entry["needs"] = list(needs)
     return entry
 
 
@@ -331,6 +454,7 @@ _MARKUP: dict[str, dict[str, bool]] = {
     "failed": {"red": True, "bold": True},
     "errored": {"red": True, "bold": True},
     "incomplete": {"yellow": True, "bold": True},
+    PARTIAL: {"yellow": True, "bold": True},
 }
 
 
@@ -370,7 +494,9 @@ def render_summary(report: Mapping[str, Any], *, verbose: bool = False) -> list[
             continue
         label = outcome if entry["binding"] or outcome != FAILED else "failed (warning)"
         detail = ""
-        bad = [t for t in entry["tests"] if t["outcome"] in (FAILED, ERRORED)]
+        # A vector names the exact input that broke; a property test's example is generated.
+        bad = sorted((t for t in entry["tests"] if t["outcome"] in (FAILED, ERRORED)),
+                     key=lambda t: not str(t["nodeid"]).startswith("suites/test_vectors.py::"))
         if bad:
             first = bad[0]
             msg = (first.get("message") or "").strip().splitlines()

@@ -31,6 +31,7 @@ import pytest
 from memspec._display import terminal
 from memspec.conformance._outcomes import (
     KitItem,
+    Logged,
     load_hypothesis_profile,
     logged_outcome,
     mark_report,
@@ -197,7 +198,7 @@ class KitRun:
         self.report_path: str | None = config.getoption("memspec_report")
         self.sign_seed: str | None = config.getoption("memspec_sign_report")
         self.items: dict[str, KitItem] = {}
-        self.results: dict[str, tuple[str, str | None]] = {}
+        self.results: dict[str, Logged] = {}
         self.deselected: set[str] = set()
         #: What xdist workers handed over (controller only): engine states by worker id,
         #: how many workers did, and anything unreadable.
@@ -353,7 +354,8 @@ class KitRun:
         session = getattr(item, "funcargs", {}).get("engine")
         transcript = session.transcript if isinstance(session, EngineSession) else []
         mark_report(report, call.excinfo.value if call.excinfo is not None else None,
-                    info.levels, [terminal(str(entry)) for entry in transcript])
+                    info.levels, [terminal(str(entry)) for entry in transcript],
+                    info.requirements)
         if report.failed and isinstance(session, EngineSession):
             stderr = session.stderr_lines()
             if stderr:

@@ -2,8 +2,14 @@
 
 A case runs as: reset; put each ``setup`` record; call the group's operation
 with ``args``; a valid case must answer every ``expected`` key with an equal
-JSON value; an invalid case must be rejected with the case's error class, and
-for operations that touch the store nothing may be written. A group's
+JSON value; an invalid case must be rejected with the case's error class. A
+failure fails the case's own requirements. Two protocol requirements a case may
+concern are judged by tests of their own, so that they fail only when the protocol
+is what broke: PROTO-7 (for operations that touch the store, a rejection writes
+nothing; it holds vacuously when the engine accepted, which is test_vector's
+failure) and PROTO-8 (a case listing it, run over the process protocol, where the
+message's number tokens must reach the engine; in process the kit hands over the
+values it parsed itself, so there it is CJ-6 alone that the case judges). A group's
 ``project`` names, per result key, the members each entry of that result list
 is compared on (recall scores and ingest messages are the engine's own).
 """
@@ -15,6 +21,8 @@ from typing import Any
 import pytest
 
 from memspec._data import load_vectors, vector_files
+from memspec._errors import EngineError
+from memspec.conformance._outcomes import RequirementFailed, untestable_reason
 from memspec.conformance._session import EngineSession, summarize
 
 #: Operations whose rejection must leave the store unchanged.
@@ -22,6 +30,8 @@ STORE_BACKED = frozenset({
     "put", "apply_proposal", "resolve", "ingest", "consolidate", "decay", "redact", "load",
     "touch", "index", "observe", "falsify",
 })
+#: Requirements a vector may list that a test of their own judges (see the module docstring).
+_OWN_TESTS = frozenset({"PROTO-7", "PROTO-8"})
 
 
 def json_equal(a: Any, b: Any) -> bool:
@@ -45,7 +55,9 @@ def project(value: Any, members: list[str] | None) -> Any:
             for item in value]
 
 
-def _cases() -> list[Any]:
+def _cases(only: str | None = None) -> list[Any]:
+    """Every vector case, with the requirements test_vector judges; or (``only``) the cases
+    the PROTO-7 or PROTO-8 test judges, with that requirement alone."""
     params: list[Any] = []
     for name in vector_files():
         data = load_vectors(name)
@@ -53,11 +65,16 @@ def _cases() -> list[Any]:
             continue
         for group in data["groups"]:
             for case in group["tests"]:
-                reqs = list(case.get("requirements", []))
-                if case["result"] == "invalid" and group["operation"] in STORE_BACKED and reqs:
-                    reqs.append("PROTO-7")  # the runner checks that nothing was written
+                listed = list(case.get("requirements", []))
+                if only == "PROTO-7":
+                    if case["result"] != "invalid" or group["operation"] not in STORE_BACKED:
+                        continue
+                elif only == "PROTO-8":
+                    if "PROTO-8" not in listed:
+                        continue
+                reqs = [only] if only else [r for r in listed if r not in _OWN_TESTS]
                 marks = [pytest.mark.requirement(*reqs), pytest.mark.profile(group["profile"])]
-                if case.get("setup"):
+                if case.get("setup") or only == "PROTO-7":
                     marks.append(pytest.mark.profile("store"))
                 params.append(pytest.param(name, group, case, id=case["id"], marks=marks))
     return params
@@ -69,38 +86,80 @@ def _context(case: dict[str, Any]) -> str:
 
 
 CASES = _cases()
+REJECTIONS = _cases("PROTO-7")
+NUMBER_TOKENS = _cases("PROTO-8")
 if not CASES:
     pytest.skip("no vectors files are installed yet", allow_module_level=True)
+
+
+def _run_case(engine: EngineSession, group: dict[str, Any], case: dict[str, Any],
+              blamed: tuple[str, ...]) -> None:
+    """Run one case; a wrong answer raises RequirementFailed naming ``blamed``."""
+    op = group["operation"]
+    for rec in case.get("setup", []):
+        engine.call("put", record=rec)
+    if case["result"] == "valid":
+        try:
+            result = engine.request(op, case["args"])
+        except EngineError as exc:
+            raise RequirementFailed(blamed, f"{_context(case)}: {op} rejected a valid input "
+                                            f"with {exc.code!r}: {exc.message}") from None
+        projection = group.get("project", {})
+        for key, expected in case.get("expected", {}).items():
+            if key not in result:
+                raise RequirementFailed(
+                    blamed, f"{_context(case)}: {op} result lacks {key!r} (has {sorted(result)})")
+            answered = project(result[key], projection.get(key))
+            if not json_equal(answered, expected):
+                raise RequirementFailed(
+                    blamed, f"{_context(case)}: {op} answered {key} = "
+                            f"{summarize(answered, 300)}, expected {summarize(expected, 300)}")
+        return
+    try:
+        engine.reject_request(op, case["error"], case["args"])
+    except AssertionError as exc:
+        raise RequirementFailed(blamed, f"{_context(case)}: {exc}") from None
 
 
 @pytest.mark.parametrize(("vectors_file", "group", "case"), CASES)
 def test_vector(
     engine: EngineSession, vectors_file: str, group: dict[str, Any], case: dict[str, Any]
 ) -> None:
+    own = tuple(r for r in case.get("requirements", []) if r not in _OWN_TESTS)
+    _run_case(engine, group, case, own or tuple(case.get("requirements", ())))
+
+
+@pytest.mark.parametrize(("vectors_file", "group", "case"), NUMBER_TOKENS)
+def test_vector_number_tokens(
+    engine: EngineSession, vectors_file: str, group: dict[str, Any], case: dict[str, Any]
+) -> None:
+    """PROTO-8 for one case: over the protocol, the case's number tokens reach the engine
+    as spelled and the engine judges the artifact by them."""
+    if engine.mode != "process":
+        pytest.skip(untestable_reason(
+            "in process the kit hands the engine the values it parsed itself: there is no "
+            "protocol reader to judge (the case judges CJ-6 in test_vector)"))
+    _run_case(engine, group, case, ("PROTO-8",))
+
+
+@pytest.mark.parametrize(("vectors_file", "group", "case"), REJECTIONS)
+def test_vector_rejection_writes_nothing(
+    engine: EngineSession, vectors_file: str, group: dict[str, Any], case: dict[str, Any]
+) -> None:
+    """PROTO-7 for one invalid case: if the engine rejects it, the store is unchanged.
+
+    An engine that accepts the case fails the case's own requirements in test_vector;
+    here it meets PROTO-7 vacuously, as nothing was rejected.
+    """
     op = group["operation"]
     for rec in case.get("setup", []):
         engine.call("put", record=rec)
-    if case["result"] == "valid":
-        result = engine.request(op, case["args"])
-        projection = group.get("project", {})
-        for key, expected in case.get("expected", {}).items():
-            assert key in result, (
-                f"{_context(case)}: {op} result lacks {key!r} (has {sorted(result)})"
-            )
-            answered = project(result[key], projection.get(key))
-            assert json_equal(answered, expected), (
-                f"{_context(case)}: {op} answered {key} = {summarize(answered, 300)}, "
-                f"expected {summarize(expected, 300)}"
-            )
-        return
-    before = engine.snapshot() if op in STORE_BACKED else None
+    before = engine.snapshot()
     try:
-        engine.reject_request(op, case["error"], case["args"])
-    except AssertionError as exc:
-        raise AssertionError(f"{_context(case)}: {exc}") from None
-    if before is not None:
+        engine.request(op, case["args"])
+    except EngineError:
         after = engine.snapshot()
-        assert after == before, (
-            f"{_context(case)}: {op} was rejected but the store changed "
-            f"(before {summarize(before, 200)}, after {summarize(after, 200)})"
-        )
+        if after != before:
+            raise RequirementFailed("PROTO-7", (
+                f"{_context(case)}: {op} was rejected but the store changed "
+                f"(before {summarize(before, 200)}, after {summarize(after, 200)})")) from None

@@ -184,10 +184,13 @@ def test_outcomes_in_the_terminal_and_report(kit_dir: pytest.Pytester) -> None:
     assert by_id["REC-13"]["outcome"] == "failed" and by_id["REC-13"]["binding"] is False
     assert by_id["REC-5"]["outcome"] == "errored"
     assert by_id["STORE-1"]["outcome"] == "not-claimed"
-    assert by_id["REC-3"]["outcome"] == "not-claimed"
+    # REC-3 is format's, which is claimed; its one test needs store: not judged, not passed.
+    assert by_id["REC-3"]["outcome"] == "partial" and by_id["REC-3"]["needs"] == ["store"]
+    assert by_id["REC-3"]["tests"][0]["needs"] == ["store"]
     assert by_id["REC-4"]["outcome"] == "passed"
     assert report["summary"]["warnings"] == 1
     assert report["profiles"]["format"]["verdict"] == "errored"
+    assert "REC-3" in report["profiles"]["format"]["unjudged"]
 
 
 def test_a_should_miss_alone_does_not_fail_the_run(kit_dir: pytest.Pytester) -> None:

@@ -22,7 +22,7 @@ from _docgen.tracing import Trace
 
 REPORT_JSON = f"{GEN}/reference-report.json"
 _ADMONITION = {"certified": "success", "failed": "failure", "errored": "danger",
-               "incomplete": "warning"}
+               "incomplete": "warning", "partial": "warning"}
 
 
 def _counts(counts: dict[str, int]) -> str:

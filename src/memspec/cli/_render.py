@@ -9,7 +9,7 @@ from typing import Any
 __all__ = ["badge_svg", "report_html", "report_markdown"]
 
 _COLOURS = {"certified": "#2e7d32", "failed": "#c62828", "errored": "#ef6c00",
-            "incomplete": "#9e9d24", "not-claimed": "#757575"}
+            "incomplete": "#9e9d24", "partial": "#9e9d24", "not-claimed": "#757575"}
 
 
 def _profiles(report: Mapping[str, Any]) -> list[tuple[str, str, str]]:
@@ -22,7 +22,9 @@ def _profiles(report: Mapping[str, Any]) -> list[tuple[str, str, str]]:
 
 
 def _problems(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [r for r in report["requirements"] if r["outcome"] in ("failed", "errored")]
+    return [r for r in report["requirements"]
+            if r["outcome"] in ("failed", "errored") or (r["outcome"] == "partial"
+                                                          and r["binding"])]
 
 
 def _first_message(entry: Mapping[str, Any]) -> tuple[str, str]:

@@ -1,0 +1,251 @@
+"""Verdicts: a failure lands on the requirement its check names, and "passed" means judged."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memspec._errors import EngineError
+from memspec.conformance import plugin
+from memspec.conformance._outcomes import (
+    ERRORED,
+    FAILED,
+    WARNING,
+    RequirementFailed,
+    blame,
+    blamed_requirements,
+    catalogue,
+    check,
+    logged_outcome,
+    mark_report,
+)
+from memspec.conformance._report import TestResult, build_report, check_report
+from memspec.protocol import EngineFault
+
+pytest_plugins = ["pytester"]
+
+FORMAT_ONLY = "--memspec-engine=tests.kit.engines:format_only"
+
+
+def _fold(claims: list[str], tests: list[TestResult]) -> dict[str, Any]:
+    info = {"name": "x", "version": "1", "spec_version": "fg-agent-memory/0.1",
+            "protocol": "memspec-engine/1", "profiles": claims}
+    report = build_report(engine_info=info, engine_label="x", engine_fault=None,
+                          mode="in-process", kit_version="0", tests=tests, digest="0" * 64,
+                          started_at="2026-01-01T00:00:00.000Z",
+                          finished_at="2026-01-01T00:00:01.000Z")
+    check_report(report)
+    return report
+
+
+def _passing(*profiles: str, but: tuple[str, ...] = ()) -> list[TestResult]:
+    return [TestResult(f"t::{r.id}", (r.id,), "passed", profiles=(r.profile,))
+            for r in catalogue().values() if r.profile in (*profiles, "core") and r.id not in but]
+
+
+def _by_id(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["id"]: r for r in report["requirements"]}
+
+
+# --------------------------------------------------------------------------- the helpers
+
+
+def test_check_and_blame_name_one_requirement() -> None:
+    check("SIG-7", True, "never shown")
+    with pytest.raises(RequirementFailed) as caught:
+        check("SIG-7", False, lambda: "signed_by is wrong")
+    assert caught.value.requirements == ("SIG-7",) and str(caught.value).startswith("SIG-7: ")
+    with pytest.raises(RequirementFailed) as blamed:
+        with blame("REC-2"):
+            raise AssertionError("a field was dropped")
+    assert blamed.value.requirement == "REC-2" and "a field was dropped" in str(blamed.value)
+    with pytest.raises(RequirementFailed) as rejected:
+        with blame("SIG-7"):
+            raise EngineError("encoding", "bad timestamp")
+    assert rejected.value.requirement == "SIG-7" and "encoding" in str(rejected.value)
+    with pytest.raises(RequirementFailed) as inner:  # the innermost name wins
+        with blame("REC-2"):
+            check("SIG-8", False, "does not verify")
+    assert inner.value.requirement == "SIG-8"
+    with pytest.raises(EngineFault):  # a fault is not a verdict: it passes through
+        with blame("SIG-7"):
+            raise EngineFault("engine died")
+    copy = pickle.loads(pickle.dumps(RequirementFailed(("CJ-6", "REC-1"), "x")))
+    assert copy.requirements == ("CJ-6", "REC-1")
+
+
+def test_blamed_requirements_of_groups() -> None:
+    one = RequirementFailed("LC-1", "a")
+    two = RequirementFailed("OP-2", "b")
+    assert blamed_requirements(ExceptionGroup("g", [one, two])) == ("LC-1", "OP-2")
+    assert blamed_requirements(ExceptionGroup("g", [one, AssertionError("x")])) == ()
+    assert blamed_requirements(AssertionError("x")) == ()
+
+
+class _Report:
+    """The few attributes of a pytest TestReport that mark_report reads and sets."""
+
+    def __init__(self, outcome: str, when: str = "call") -> None:
+        self.outcome = outcome
+        self.when = when
+        self.sections: list[tuple[str, str]] = []
+        self.longrepr = None
+        self.longreprtext = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == "failed"
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    @property
+    def skipped(self) -> bool:
+        return self.outcome == "skipped"
+
+
+def _marked(exc: BaseException, requirements: tuple[str, ...],
+            when: str = "call") -> tuple[Any, Any]:
+    report = _Report("failed", when)
+    levels = tuple(catalogue()[r].level for r in requirements)
+    mark_report(report, exc, levels, [], requirements)
+    return report, logged_outcome(report, None)
+
+
+def test_a_wrong_answer_is_failed_and_a_fault_is_errored() -> None:
+    # SPEC 18.4 / 19.2: an engine that answered is judged; errored is for no verdict.
+    _, logged = _marked(AssertionError("echoed the bad input back"), ("REC-5",))
+    assert logged.outcome == FAILED and logged.blamed == ()
+    _, logged = _marked(RequirementFailed("REC-5", "accepted"), ("REC-5", "ID-1"))
+    assert logged.outcome == FAILED and logged.blamed == ("REC-5",)
+    _, logged = _marked(EngineFault("the engine crashed"), ("REC-5",))
+    assert logged.outcome == ERRORED
+    mixed = ExceptionGroup("g", [EngineFault("hang"), RequirementFailed("REC-5", "wrong")])
+    _, logged = _marked(mixed, ("REC-5",))
+    assert logged.outcome == FAILED
+    _, logged = _marked(AssertionError("reset failed"), ("REC-5",), when="setup")
+    assert logged.outcome == ERRORED
+
+
+def test_a_blamed_should_is_a_warning_a_blamed_must_is_not() -> None:
+    report, _ = _marked(RequirementFailed("REC-13", "no occurred_at"), ("REC-4", "REC-13"))
+    assert report.memspec_outcome == WARNING
+    report, logged = _marked(RequirementFailed("REC-4", "wrong"), ("REC-4", "REC-13"))
+    assert getattr(report, "memspec_outcome", None) is None and logged.outcome == FAILED
+
+
+def test_a_check_naming_an_undeclared_requirement_is_a_kit_bug() -> None:
+    report, logged = _marked(RequirementFailed("SIG-6", "x"), ("SIG-8",))
+    assert logged.blamed == () and "kit bug" in report.memspec_message
+
+
+# --------------------------------------------------------------------------- folding
+
+
+def test_a_named_failure_fails_only_its_requirement() -> None:
+    # One timestamp bug used to fail every requirement of the test that met it.
+    tests = _passing("format", "signing", but=("SIG-7", "REC-2"))
+    tests.append(TestResult("t::prop", ("SIG-7", "REC-2"), FAILED, "SIG-7: wrong signature",
+                            ("SIG-7",), ("format", "signing")))
+    tests.append(TestResult("t::rec2", ("REC-2",), "passed", profiles=("format",)))
+    report = _fold(["format", "signing"], tests)
+    by_id = _by_id(report)
+    assert by_id["SIG-7"]["outcome"] == "failed"
+    assert by_id["REC-2"]["outcome"] == "partial"
+    (view,) = [t for t in by_id["REC-2"]["tests"] if t["nodeid"] == "t::prop"]
+    assert view["outcome"] == "inconclusive" and view["blamed"] == ["SIG-7"]
+    failed = [rid for rid, e in by_id.items() if e["outcome"] == "failed"]
+    assert failed == ["SIG-7"]
+    assert report["profiles"]["signing"]["verdict"] == "failed"
+    assert report["profiles"]["format"]["verdict"] == "partial"
+    assert report["profiles"]["format"]["unjudged"] == ["REC-2"]
+
+
+def test_an_unnamed_failure_fails_every_requirement_of_its_test() -> None:
+    tests = _passing("format", but=("REC-4", "REC-5"))
+    tests.append(TestResult("t::both", ("REC-4", "REC-5"), FAILED, "broke"))
+    by_id = _by_id(_fold(["format"], tests))
+    assert by_id["REC-4"]["outcome"] == by_id["REC-5"]["outcome"] == "failed"
+
+
+def test_a_requirement_whose_deciding_test_needs_an_unclaimed_profile_is_partial() -> None:
+    # Issue 20: a narrow claim must not report passed what the kit never checked.
+    tests = _passing("format")
+    tests.append(TestResult("t::needs-store", ("REC-4",), "not-claimed",
+                            "x does not claim profile store", profiles=("format", "store")))
+    report = _fold(["format"], tests)
+    entry = _by_id(report)["REC-4"]
+    assert entry["outcome"] == "partial" and entry["needs"] == ["store"]
+    assert "need profile store" in entry["note"]
+    assert report["profiles"]["format"]["verdict"] == "partial"
+    assert report["verdict"] == "partial"
+    assert "REC-4" in report["profiles"]["format"]["notes"][-1]
+    listed = {e["id"]: e for e in report["needs_other_profiles"]}
+    assert listed["REC-4"]["needs"] == ["store"] and listed["REC-4"]["tests"] == ["t::needs-store"]
+
+
+def test_a_requirement_with_only_unclaimed_tests_is_partial_not_passed() -> None:
+    tests = _passing("format", but=("REC-4",))
+    tests.append(TestResult("t::needs-store", ("REC-4",), "not-claimed", "",
+                            profiles=("format", "store")))
+    entry = _by_id(_fold(["format"], tests))["REC-4"]
+    assert entry["outcome"] == "partial" and entry["note"].startswith("not judged")
+
+
+def test_a_partial_should_never_keeps_a_profile_from_certification() -> None:
+    tests = _passing("format")
+    tests.append(TestResult("t::needs-store", ("REC-13",), "not-claimed", "",
+                            profiles=("format", "store")))
+    report = _fold(["format"], tests)
+    assert _by_id(report)["REC-13"]["outcome"] == "partial"
+    assert report["profiles"]["format"]["verdict"] == "certified"
+
+
+def test_findings_fail_their_requirement_once() -> None:
+    from memspec.conformance._session import Finding
+
+    info = {"name": "x", "version": "1", "spec_version": "fg-agent-memory/0.1",
+            "protocol": "memspec-engine/1", "profiles": ["format"]}
+    report = build_report(engine_info=info, engine_label="x", engine_fault=None,
+                          mode="process", kit_version="0", tests=_passing("format"),
+                          digest="0" * 64, started_at="2026-01-01T00:00:00.000Z",
+                          finished_at="2026-01-01T00:00:01.000Z",
+                          findings=[Finding("PROTO-1", "stdout", "a diagnostic line")])
+    check_report(report)
+    entry = _by_id(report)["PROTO-1"]
+    assert entry["outcome"] == "failed"
+    assert [t["nodeid"] for t in entry["tests"] if t["outcome"] == "failed"] == [
+        "finding:PROTO-1:stdout"]
+
+
+# --------------------------------------------------------------------------- through pytest
+
+KIT_TESTS = '''
+import pytest
+from memspec.conformance._outcomes import check
+
+@pytest.mark.requirement("REC-4", "REC-5")
+def test_two_requirements_one_breaks(engine):
+    check("REC-4", True, "fine")
+    check("REC-5", False, "the id is wrong")
+'''
+
+
+def test_the_plugin_fails_only_the_named_requirement(pytester: pytest.Pytester,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plugin, "suites_dir", lambda: pytester.path.resolve())
+    pytester.makepyfile(test_kit=KIT_TESTS)
+    out = pytester.path / "report.json"
+    result = pytester.runpytest(FORMAT_ONLY, f"--memspec-report={out}")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    report = json.loads(Path(out).read_text(encoding="utf-8"))
+    by_id = _by_id(report)
+    assert by_id["REC-5"]["outcome"] == "failed"
+    assert by_id["REC-4"]["outcome"] == "partial"
+    assert by_id["REC-4"]["tests"][0]["outcome"] == "inconclusive"
+    result.stdout.fnmatch_lines(["*REC-5*failed*the id is wrong*"])
