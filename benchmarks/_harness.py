@@ -95,6 +95,8 @@ class Goal:
         if self.op == ">=":
             short = (self.target - ratio) / self.target * 100
             return f"ratio {ratio:.3f} is {short:.0f}% below the goal of {self.target:g}"
+        if not self.target:
+            return f"ratio {ratio:.3f} is above the goal of {self.target:g}"
         over = (ratio - self.target) / self.target * 100
         return f"ratio {ratio:.3f} is {over:.0f}% above the goal of {self.target:g}"
 

@@ -27,7 +27,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import _codec, _pipeline, _stores, _suite
+from benchmarks import _codec, _neardup, _pipeline, _stores, _suite
 from benchmarks._harness import Goal, Result, Sizes, Skip
 
 __all__ = ["MODES", "SCHEMA_ID", "main", "markdown", "run", "table"]
@@ -68,7 +68,7 @@ _Bench = Callable[[Sizes, dict[str, Any]], "Result | list[Result]"]
 
 def _registry() -> list[tuple[str, _Bench]]:
     return [*_codec.BENCHMARKS, *_stores.BENCHMARKS, *_pipeline.BENCHMARKS,
-            *_suite.BENCHMARKS]
+            *_neardup.BENCHMARKS, *_suite.BENCHMARKS]
 
 
 def run(sizes: Sizes, only: Sequence[str] = (), *, echo: Callable[[str], None] = print

@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from decimal import Decimal, getcontext
 
 from memspec.reference.records import MemoryRecord
-from memspec.reference.text import content_words, polarity, trigrams
+from memspec.reference.text import content_words, polarity, stem, tokenize, trigrams
 
 __all__ = [
+    "ARTICLES",
     "DEFAULT_MAX_BLOCK",
+    "CandidateGroups",
     "CandidateSet",
     "Cut",
     "Join",
@@ -38,6 +40,7 @@ __all__ = [
     "shares_block",
     "similar_pairs",
     "sorted_pairs",
+    "wording",
 ]
 
 Pair = tuple[MemoryRecord, MemoryRecord]
@@ -74,6 +77,19 @@ class CandidateSet:
     """An operator's candidate pairs (sorted by id) and the records whose generation was cut."""
 
     pairs: tuple[Pair, ...]
+    cuts: tuple[Cut, ...] = ()
+
+
+@dataclass(frozen=True)
+class CandidateGroups:
+    """Records grouped so that every pair an operator acts on lies inside one group.
+
+    Each group is sorted by id and holds at least two records; a record is in at
+    most one group. A pass walks the groups instead of a list of pairs, so a
+    group of ``m`` records costs what its merges cost, not its ``m²`` pairs.
+    """
+
+    groups: tuple[tuple[MemoryRecord, ...], ...]
     cuts: tuple[Cut, ...] = ()
 
 
@@ -116,6 +132,24 @@ def candidate_pairs(records: Sequence[MemoryRecord]) -> list[Pair]:
     return [(by_id[a], by_id[b]) for a, b in sorted(pairs)]
 
 
+#: The only tokens whose presence or absence a near-duplicate may differ in.
+ARTICLES = frozenset({"a", "an", "the"})
+
+
+def wording(text: str) -> tuple[str, ...]:
+    """What a near-duplicate must share with its keeper: the tokens of ``text``, in order,
+    without the articles ``a``, ``an``, ``the``, each alphabetic token stemmed.
+
+    Two texts with the same wording differ only in case, punctuation, spacing,
+    Unicode composition, articles and inflection (``month``/``months``): no content
+    word, number, name, preposition, modal or negator is in one and not the other,
+    and the words stand in the same order ("Alice owes Bob" is not "Bob owes Alice").
+    Numbers are kept as written (``1990s`` is not ``1990``).
+    """
+    return tuple(stem(token) if token.isalpha() else token
+                 for token in tokenize(text) if token not in ARTICLES)
+
+
 class TextFeatures:
     """The text features of records, each computed once per body for one pass."""
 
@@ -123,6 +157,14 @@ class TextFeatures:
         self._trigrams: dict[str, frozenset[str]] = {}
         self._words: dict[str, frozenset[str]] = {}
         self._polarity: dict[str, int] = {}
+        self._wording: dict[str, tuple[str, ...]] = {}
+
+    def wording(self, record: MemoryRecord) -> tuple[str, ...]:
+        """:func:`wording` of ``record.body``."""
+        found = self._wording.get(record.body)
+        if found is None:
+            found = self._wording[record.body] = wording(record.body)
+        return found
 
     def trigrams(self, record: MemoryRecord) -> frozenset[str]:
         """``text.trigrams(record.body)``."""

@@ -30,7 +30,13 @@ from memspec import (
     confidence_to_wire,
 )
 from memspec.reference.lifecycle import LIVE_STATES, refresh_rule_flag
-from memspec.reference.pipeline.candidates import DEFAULT_MAX_BLOCK, CandidateSet, candidate_pairs
+from memspec.reference.pipeline.candidates import (
+    DEFAULT_MAX_BLOCK,
+    CandidateSet,
+    TextFeatures,
+    candidate_pairs,
+    shares_block,
+)
 from memspec.reference.pipeline.consolidation_report import (
     Action,
     ConsolidationReport,
@@ -253,35 +259,66 @@ def _defer_cuts(run: _Run, pass_name: str, found: CandidateSet) -> None:
         run.deferred.append(Deferral(pass_name, (cut.record_id,), cut.reason()))
 
 
+def _try_merge(run: _Run, operator: NearDupOperator, a: MemoryRecord, b: MemoryRecord,
+               merged: set[str]) -> bool:
+    """Ask the operator about one pair and apply its merge through the gate; True if applied."""
+    proposal = operator.propose_merge(a, b, now=run.now)
+    if proposal is None:
+        return False
+    problem = _merge_authority(proposal, a, b)
+    if problem is not None:
+        run.reject("near-dup", f"merge of {a.id}, {b.id}",
+                   ProposalError(problem, requirement="CONS-6"))
+        return False
+    assert proposal.record is not None
+    other = b if proposal.target_id == a.id else a
+
+    def build(merge: Proposal = proposal, other_id: str = other.id) -> tuple[Proposal, ...]:
+        # The other side is superseded by the next version of the merged record.
+        assert merge.record is not None
+        follow_up = Proposal(kind=ProposalKind.SUPERSEDE,
+                             record=merge.record.evolve(run.now, supersedes=other_id),
+                             target_id=other_id, reason=merge.reason)
+        return (merge, follow_up)
+
+    ids = (str(proposal.target_id), other.id, proposal.record.id)
+    if run.apply("near-dup", "merge", ids, proposal.reason, build):
+        merged.update((a.id, b.id))
+        return True
+    return False
+
+
 def _near_dup(run: _Run, operator: NearDupOperator) -> None:
+    """Greedy merging in pair order: each record merges at most once per pass."""
     merged: set[str] = set()
-    found = operator.candidate_set(_active(run.store))
-    _defer_cuts(run, "near-dup", found)
-    for a, b in found.pairs:
-        if a.id in merged or b.id in merged:
+    active = _active(run.store)
+    grouped = operator.candidate_groups(active)
+    if grouped is None:
+        found = operator.candidate_set(active)
+        _defer_cuts(run, "near-dup", found)
+        for a, b in found.pairs:
+            if a.id not in merged and b.id not in merged:
+                _try_merge(run, operator, a, b, merged)
+        return
+    run.deferred.extend(Deferral("near-dup", (cut.record_id,), cut.reason())
+                        for cut in grouped.cuts)
+    # Why: the pairs in (a.id, b.id) order, restricted to one a, are a's later group
+    # members in id order, and a merged record takes part in no later pair; so visiting
+    # records in id order and stopping at a's first merge asks exactly what the pair list
+    # would, without listing a group's pairs.
+    features = TextFeatures()
+    where = {r.id: (g, i) for g, group in enumerate(grouped.groups) for i, r in enumerate(group)}
+    for record_id in sorted(where):
+        if record_id in merged:
             continue
-        proposal = operator.propose_merge(a, b, now=run.now)
-        if proposal is None:
-            continue
-        problem = _merge_authority(proposal, a, b)
-        if problem is not None:
-            run.reject("near-dup", f"merge of {a.id}, {b.id}",
-                       ProposalError(problem, requirement="CONS-6"))
-            continue
-        assert proposal.record is not None
-        other = b if proposal.target_id == a.id else a
-
-        def build(merge: Proposal = proposal, other_id: str = other.id) -> tuple[Proposal, ...]:
-            # The other side is superseded by the next version of the merged record.
-            assert merge.record is not None
-            follow_up = Proposal(kind=ProposalKind.SUPERSEDE,
-                                 record=merge.record.evolve(run.now, supersedes=other_id),
-                                 target_id=other_id, reason=merge.reason)
-            return (merge, follow_up)
-
-        ids = (str(proposal.target_id), other.id, proposal.record.id)
-        if run.apply("near-dup", "merge", ids, proposal.reason, build):
-            merged.update((a.id, b.id))
+        g, i = where[record_id]
+        group = grouped.groups[g]
+        a = group[i]
+        for b in group[i + 1:]:
+            if b.id in merged or not shares_block(a, b, features):
+                continue
+            if _try_merge(run, operator, a, b, merged):
+                break
 
 
 def _transition_authority(proposal: Proposal, a: MemoryRecord, b: MemoryRecord) -> str | None:

@@ -28,6 +28,7 @@ from typing import Any
 from memspec import canonical_json, confidence_from_wire
 from memspec.reference.pipeline.candidates import (
     DEFAULT_MAX_BLOCK,
+    CandidateGroups,
     CandidateSet,
     Pair,
     TextFeatures,
@@ -94,6 +95,15 @@ class NearDupOperator(ABC):
         """:meth:`candidates`, plus the records whose comparisons were cut (none by default)."""
         return CandidateSet(tuple(self.candidates(records)))
 
+    def candidate_groups(self, records: Sequence[MemoryRecord]) -> CandidateGroups | None:
+        """Groups holding every pair of :meth:`candidates`, or None (the pass then uses those).
+
+        Contract: every pair this operator would not abstain on lies inside one
+        group; the pass asks about blocked pairs inside groups only, in the order
+        :meth:`candidates` would list them, so the report is the same either way.
+        """
+        return None
+
 
 class ContradictionOperator(ABC):
     """Port: propose opening a transition between two contradicting records, or abstain."""
@@ -144,14 +154,26 @@ def _merged_slots(first: MemoryRecord, second: MemoryRecord) -> dict[str, Any]:
 
 
 class TrigramNearDupOperator(NearDupOperator):
-    """Merge two facts (or two procedures) whose bodies' trigram Jaccard meets the threshold.
+    """Merge two facts (or two procedures) with the same wording whose trigram Jaccard meets
+    the threshold.
 
-    Abstains on episodes and rules (similar text about distinct events or
-    evidence sets is not duplication), on mixed types, when a shared slot
-    disagrees or the bodies' polarity differs (both are contradiction
-    candidates: merging them away would be a silent overwrite, CONS-12).
-    The merged record keeps the stronger side's body, unions slots, tags and
-    evidence, adds both sides as evidence and supersedes the stronger side.
+    The merge retires both sides behind a record carrying the stronger side's
+    body, so it must never retire a side carrying information that body lacks:
+    the operator abstains unless both bodies have the same :func:`wording` (the
+    same content words, numbers, names, prepositions, modals and negators, in the
+    same order; they may differ only in case, punctuation, spacing, articles and
+    inflection). "Alice is allergic to pollen" and "Alice is allergic to peanuts"
+    are never merged, at any threshold. It also abstains on episodes and rules
+    (similar text about distinct events or evidence sets is not duplication), on
+    mixed types, when a shared slot disagrees or the bodies' polarity differs
+    (both are contradiction candidates: merging them away would be a silent
+    overwrite, CONS-12). The merged record keeps the stronger side's body, unions
+    slots, tags and evidence, adds both sides as evidence and supersedes the
+    stronger side.
+
+    Candidates are a grouping, not a join: records are grouped by type, polarity
+    and wording, and only pairs inside a group are compared, so ``max_block`` (a
+    cap for joins) never cuts anything here.
     """
 
     def __init__(self, *, threshold: Decimal | str | float = Decimal("0.6"),
@@ -163,6 +185,8 @@ class TrigramNearDupOperator(NearDupOperator):
                    features: TextFeatures) -> float | None:
         """The trigram similarity of a pair this operator merges, None where it abstains."""
         if a.type != b.type or a.type not in _CLAIM_TYPES or a.id == b.id:
+            return None
+        if features.wording(a) != features.wording(b):
             return None
         if _slot_conflict(a, b) is not None or features.polarity(a) != features.polarity(b):
             return None
@@ -176,42 +200,37 @@ class TrigramNearDupOperator(NearDupOperator):
         return list(self.candidate_set(records).pairs)
 
     def candidate_set(self, records: Sequence[MemoryRecord]) -> CandidateSet:
-        """Exactly the blocked pairs this operator merges, found by prefix filtering.
+        """Exactly the blocked pairs this operator merges: the pairs inside
+        :meth:`candidate_groups` that it does not abstain on. A subclass that overrides
+        :meth:`propose_merge` or :meth:`similarity` gets the blocked set instead."""
+        groups = self.candidate_groups(records)
+        if groups is None:
+            return CandidateSet(tuple(super().candidates(records)))
+        features = TextFeatures()
+        by_id = {r.id: r for group in groups.groups for r in group}
+        found = ((a.id, b.id) for group in groups.groups
+                 for i, a in enumerate(group) for b in group[i + 1:])
+        return CandidateSet(tuple(
+            (a, b) for a, b in sorted_pairs(by_id, found)
+            if shares_block(a, b, features) and self.similarity(a, b, features) is not None))
 
-        Records are split by type and polarity (pairs across them abstain), and
-        within each group :func:`prefix_join` finds every pair that may reach the
-        threshold; each is then checked with :meth:`similarity` on features
-        computed once per record. A trigram in more than ``max_block`` records of
-        a group is purged, and the records that skipped one are the cuts. A
-        subclass that overrides :meth:`propose_merge` or :meth:`similarity` gets
-        the blocked set instead.
-        """
+    def candidate_groups(self, records: Sequence[MemoryRecord]) -> CandidateGroups | None:
+        """Facts and procedures grouped by type, polarity and :func:`wording` (groups of two
+        or more, each by id); None for a subclass that changes the verdict."""
         cls = type(self)
         if (cls.propose_merge is not TrigramNearDupOperator.propose_merge
                 or cls.similarity is not TrigramNearDupOperator.similarity):
-            return CandidateSet(tuple(super().candidates(records)))
+            return None
         features = TextFeatures()
-        by_id = {r.id: r for r in records}
-        groups: dict[tuple[str, int], dict[str, frozenset[str]]] = defaultdict(dict)
-        for record in by_id.values():
+        grouped: dict[tuple[str, int, tuple[str, ...]], dict[str, MemoryRecord]] = (
+            defaultdict(dict))
+        for record in records:
             if record.type in _CLAIM_TYPES:
-                group = (record.type.value, features.polarity(record))
-                groups[group][record.id] = features.trigrams(record)
-        found: set[tuple[str, str]] = set()
-        cut: list[tuple[str, str, int]] = []
-        for sets in groups.values():
-            join = prefix_join(sets, self.threshold, self.max_block)
-            if join is None:
-                return CandidateSet(tuple(
-                    (a, b) for a, b in super().candidates(records)
-                    if self.similarity(a, b, features) is not None))
-            found |= join.pairs
-            cut.extend((rid, f"trigram {token!r}", join.sizes[token])
-                       for rid, tokens in join.cut.items() for token in tokens)
-        return CandidateSet(
-            tuple((a, b) for a, b in sorted_pairs(by_id, found)
-                  if shares_block(a, b, features) and self.similarity(a, b, features) is not None),
-            merge_cuts(cut, self.max_block or 0))
+                key = (record.type.value, features.polarity(record), features.wording(record))
+                grouped[key][record.id] = record
+        return CandidateGroups(tuple(
+            tuple(group[rid] for rid in sorted(group))
+            for group in grouped.values() if len(group) > 1))
 
     def propose_merge(self, a: MemoryRecord, b: MemoryRecord, *, now: str) -> Proposal | None:
         similarity = self.similarity(a, b, TextFeatures())

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memspec import LimitError
 from memspec.protocol import check_result
@@ -173,9 +175,14 @@ def test_near_dup_merge_links_both_sides() -> None:
     ("I walked the dog in the park today", "I walked the dog in the park today!", "episode"),
     ("The build server runs Ubuntu", "The build server runs Ubuntus", "slots"),
     ("The build server runs Ubuntu", "The build server never runs Ubuntu", "polarity"),
+    ("Alice is allergic to pollen", "Alice is allergic to peanuts", "information"),
+    ("Lunch is at noon on weekdays", "Lunch is at noon on most weekdays", "information"),
+    ("Alice owes Bob ten euros", "Bob owes Alice ten euros", "information"),
+    ("Coffee with sugar", "Coffee without sugar", "information"),
+    ("The door code is 4711", "The door code is 4712", "information"),
 ])
 def test_near_dup_abstains(first: str, second: str, kwargs: str) -> None:
-    operator = TrigramNearDupOperator(threshold="0.5")
+    operator = TrigramNearDupOperator(threshold="0.5" if kwargs != "information" else "0")
     if kwargs == "episode":
         a, b = episode(first, 1), episode(second, 2)
     elif kwargs == "slots":
@@ -187,8 +194,8 @@ def test_near_dup_abstains(first: str, second: str, kwargs: str) -> None:
 
 
 def test_near_dup_threshold_is_configurable() -> None:
-    a = new_record("Lunch is at noon on weekdays", created_at=at(1))
-    b = new_record("Lunch is at noon on most weekdays", created_at=at(2))
+    a = new_record("The lunch is at noon on weekdays", created_at=at(1))
+    b = new_record("Lunch is at noon on weekdays!", created_at=at(2))
     for threshold, merges in (("0.95", 0), ("0.5", 1)):
         store = fresh()
         put(store, a, b)
@@ -513,3 +520,55 @@ def test_slot_keys_are_never_purged() -> None:
     assert capped.by_pass("contradiction")
     assert not any("slot key" in d.reason for d in capped.deferred)
     check_result("consolidate", capped.model_dump())
+
+
+# -- near-dup safety: a merge never retires information the keeper lacks --------------------
+
+
+def test_no_labelled_distinct_pair_is_merged() -> None:
+    from benchmarks._neardup import labelled_pairs, merged
+
+    pairs = labelled_pairs()
+    assert len(pairs.distinct) >= 40
+    assert any("pollen" in a and "peanuts" in b for a, b, _ in pairs.distinct)
+    wrongly = [(a, b, why) for a, b, why in pairs.distinct if merged(a, b)]
+    assert wrongly == []
+
+
+def test_labelled_duplicates_merge_at_the_default_threshold() -> None:
+    from benchmarks._neardup import labelled_pairs, merged
+
+    missed = [(a, b, why) for a, b, why in labelled_pairs().duplicate if not merged(a, b)]
+    assert missed == []
+
+
+def test_distinct_worker_facts_all_stay_active() -> None:
+    from benchmarks._neardup import worker_facts
+
+    assert worker_facts(8, 100) == 800
+
+
+_SAFETY_WORDS = ("alice", "bob", "is", "was", "allergic", "to", "pollen", "peanuts", "the", "a",
+                 "with", "without", "4711", "4712", "owes", "in", "from", "months", "month")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_SAFETY_WORDS), min_size=1, max_size=6),
+       st.lists(st.sampled_from(_SAFETY_WORDS), min_size=1, max_size=6),
+       st.sampled_from(("0", "0.3", "0.6")))
+def test_a_merge_never_drops_a_word_the_keeper_lacks(first: list[str], second: list[str],
+                                                     threshold: str) -> None:
+    from memspec.reference.text import stem, tokenize
+
+    a = new_record(" ".join(first) + ".", created_at=at(1))
+    b = new_record(" ".join(second) + "!", created_at=at(2), confidence=0.5)
+    if a.body == b.body:
+        return
+    store = fresh()
+    put(store, a, b)
+    config = ConsolidationConfig(near_dup_threshold=Decimal(threshold))
+    if consolidate(store, now=NOW, config=config).by_pass("near-dup"):
+        def words(body: str) -> list[str]:
+            return [stem(t) for t in tokenize(body) if t not in ("a", "an", "the")]
+
+        assert words(a.body) == words(b.body)
