@@ -67,6 +67,7 @@ from memspec.reference.proposals import Proposal, apply_proposal, resolve
 from memspec.reference.records import MemoryRecord
 from memspec.reference.retrieval import retrieve
 from memspec.reference.search import HashEmbedder, InMemorySearchIndex, SQLiteSearchIndex
+from memspec.reference.search.deferred import DeferredIndex
 from memspec.reference.stores import FileRecordStore, InMemoryRecordStore, SQLiteRecordStore
 
 __all__ = [
@@ -153,7 +154,11 @@ class _State:
         root = Path(tempdir.name)
         store: RecordStore = (FileRecordStore(root / "records") if kind == "file"
                               else SQLiteRecordStore(root / "records.sqlite"))
-        return cls(store, SQLiteSearchIndex(root / "index.sqlite"), SalienceScores(), tempdir)
+        # Why deferred: the index is derived, so a put the store already took is answered
+        # ok even when the index cannot follow (a full disk); the index catches up before
+        # the next search (PROTO-7: an error answer must mean nothing changed).
+        index = DeferredIndex(SQLiteSearchIndex(root / "index.sqlite"))
+        return cls(store, index, SalienceScores(), tempdir)
 
     def index_all(self, records: Sequence[MemoryRecord]) -> None:
         for record in records:

@@ -7,12 +7,23 @@ writes a directory: ``records/`` (the file store), ``index.sqlite`` (keyword
 index) and ``salience.json`` (reinforcement sidecar). The two sidecars are
 engine-local and rebuildable: losing them only degrades search and decay.
 
+The directory is opened safely (``memspec._safe_paths``): nothing inside it is
+reached through a planted symlink, and every open repairs what a killed writer
+left behind (see ``memspec.reference._repair``), reported by
+:attr:`Memory.repair_report`. Faults of the disk (full, read-only, damaged) are
+StoreErrors; a write the store refused leaves nothing behind.
+
 The clock is injectable (``clock() -> canonical timestamp``). The default reads
 the real UTC clock, and this module is the only place the reference does so.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sqlite3
+import stat
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,8 +36,10 @@ from memspec import (
     FORMAT_VERSION,
     FileError,
     LimitError,
+    MemspecError,
     RecordError,
     SigningKey,
+    StoreError,
     UnsupportedError,
     canonical_json,
     parse_json,
@@ -35,6 +48,20 @@ from memspec import (
     verify_file,
 )
 from memspec._rollback import Witness, sign_with_sequence, verify_fresh
+from memspec._safe_paths import (
+    lstat_at,
+    open_dir,
+    read_regular,
+    remove_link_at,
+    write_atomic_at,
+)
+from memspec.reference._repair import (
+    Journal,
+    RepairReport,
+    finish_pending,
+    read_sidecar,
+    reconcile_index,
+)
 from memspec.reference.pipeline.consolidation import (
     ConsolidationConfig,
     ConsolidationOperators,
@@ -51,13 +78,17 @@ from memspec.reference.proposals import Proposal, ProposalKind, resolve
 from memspec.reference.records import MemoryRecord, Provenance, RecordState, RecordType
 from memspec.reference.retrieval import RetrievedBlock, RetrievedRecord, retrieve
 from memspec.reference.search import HashEmbedder, InMemorySearchIndex, SQLiteSearchIndex
+from memspec.reference.search.deferred import DeferredIndex
 from memspec.reference.stores import FileRecordStore, InMemoryRecordStore
+from memspec.reference.stores.sqlite import COMPANIONS
 
 __all__ = [
     "LoadReport",
     "Memory",
     "RecallResult",
     "RememberResult",
+    "RepairReport",
+    "check_file",
     "export_file",
     "load_file",
     "utc_now",
@@ -65,6 +96,9 @@ __all__ = [
 
 
 _REPEAT_CANDIDATES = 8
+_INDEX_FILE = "index.sqlite"
+_SALIENCE_FILE = "salience.json"
+_WITNESS_FILE = "witness.json"
 _LIVE = frozenset({RecordState.ACTIVE, RecordState.TRANSITIONAL})
 
 
@@ -109,20 +143,34 @@ def export_file(store: RecordStore, *, now: str, identity: SigningKey | None = N
     return sign_file(memory_file, identity) if identity is not None else memory_file
 
 
-def load_file(store: RecordStore, memory_file: object, *, verify: bool = True,
-              indexes: Sequence[SearchIndex] = (), expected_agent: object = None) -> LoadReport:
-    """Load a MemoryFile into ``store``; ids already present are skipped, never overwritten.
+def check_file(memory_file: object, *, verify: bool = True,
+               expected_agent: object = None) -> tuple[MemoryRecord, ...]:
+    """The records of a MemoryFile, after every check a load makes (nothing is written).
 
-    The whole file is checked before anything is written: with ``verify`` its
-    signature is required (FILE-5); every record naming a signer is verified
-    either way (FILE-6, SIG-8); with ``expected_agent`` the file must be signed by
-    that agent (FILE-11). Loaded records are indexed in ``indexes``.
+    With ``verify`` its signature is required (FILE-5); every record naming a
+    signer is verified either way (FILE-6, SIG-8); with ``expected_agent`` the
+    file must be signed by that agent (FILE-11).
     """
     if not isinstance(memory_file, dict):
         raise FileError(f"a memory file is a JSON object, not {type(memory_file).__name__}",
                         requirement="FILE-1")
     verify_file(memory_file, require_signature=verify, expected_agent=expected_agent)
-    records = [MemoryRecord.model_validate(r) for r in memory_file["records"]]
+    return tuple(MemoryRecord.model_validate(r) for r in memory_file["records"])
+
+
+def load_file(store: RecordStore, memory_file: object, *, verify: bool = True,
+              indexes: Sequence[SearchIndex] = (), expected_agent: object = None) -> LoadReport:
+    """Load a MemoryFile into ``store``; ids already present are skipped, never overwritten.
+
+    The whole file is checked (:func:`check_file`) before anything is written.
+    Loaded records are indexed in ``indexes``.
+    """
+    records = check_file(memory_file, verify=verify, expected_agent=expected_agent)
+    return _load_records(store, records, indexes)
+
+
+def _load_records(store: RecordStore, records: Sequence[MemoryRecord],
+                  indexes: Sequence[SearchIndex]) -> LoadReport:
     loaded: list[str] = []
     skipped: list[str] = []
     for record in records:
@@ -217,20 +265,37 @@ class Memory:
                 auto_consolidate_every, int) or auto_consolidate_every < 1:
             raise LimitError("auto_consolidate_every must be a positive integer")
         self._path = None if path is None else Path(path)
-        fresh_index = True
+        self._dir: int | None = None
+        self._journal: Journal | None = None
+        self._own_index: SQLiteSearchIndex | None = None
+        self._closed = False
+        self._sidecar_error: StoreError | None = None
+        links: tuple[str, ...] = ()
+        rebuilt: str | None = None
         if self._path is not None:
-            self._path.mkdir(parents=True, exist_ok=True)
-            index_file = self._path / "index.sqlite"
-            fresh_index = indexes is not None or not index_file.exists()
-            self._store = store if store is not None else FileRecordStore(self._path / "records")
-            self._indexes = (tuple(indexes) if indexes is not None
-                             else (SQLiteSearchIndex(index_file),))
-            self._scores = SalienceScores.load(self._path / "salience.json")
+            try:
+                self._dir = open_dir(self._path, create=True)
+                self._dir_closer = weakref.finalize(self, os.close, self._dir)
+                self._journal = Journal(self._dir)
+                self._store = store if store is not None else FileRecordStore(
+                    self._path / "records", follow_root=False)
+                if indexes is not None:
+                    self._indexes = tuple(indexes)
+                else:
+                    self._own_index, links, rebuilt = self._open_index()
+                    self._indexes = (self._own_index,)
+                self._scores = self._load_scores()
+            except OSError as exc:
+                raise StoreError(f"cannot open memory at {self._path}: "
+                                 f"{exc.strerror or exc}") from exc
         else:
             self._store = store if store is not None else InMemoryRecordStore()
             self._indexes = (tuple(indexes) if indexes is not None
                              else (InMemorySearchIndex(HashEmbedder()),))
             self._scores = SalienceScores()
+        # Why wrappers: the indexes are derived, so a write the store took must not fail
+        # because an index could not follow; what is pending is retried (see DeferredIndex).
+        self._sidecars = tuple(DeferredIndex(index) for index in self._indexes)
         self._extractor: Operator = extractor if extractor is not None else VerbatimExtractor()
         self._consolidation_config = consolidation_config or ConsolidationConfig()
         self._operators = operators or default_operators(self._consolidation_config)
@@ -243,10 +308,77 @@ class Memory:
         self._every = auto_consolidate_every
         self._clock = clock or utc_now
         self._remembered = 0
-        if fresh_index or store is not None:
-            # Why: a new (or caller-supplied) index may not know the stored records yet;
+        self._repair_report = self._repair(links=links, rebuilt=rebuilt)
+
+    def _open_index(self) -> tuple[SQLiteSearchIndex, tuple[str, ...], str | None]:
+        """The keyword index, rebuilt when damaged; planted links removed first."""
+        assert self._dir is not None and self._path is not None
+        names = tuple(_INDEX_FILE + suffix for suffix in COMPANIONS)
+        links = tuple(name for name in names if remove_link_at(self._dir, name))
+        target = self._path / _INDEX_FILE
+        try:
+            index = SQLiteSearchIndex(target)
+            try:
+                index.check()
+            except StoreError:
+                index.close()
+                raise
+            return index, links, None
+        except StoreError as exc:
+            if "locked" in exc.message or "busy" in exc.message:
+                raise  # a busy index is not a damaged one: never rebuild under a writer
+            reason = exc.message
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=self._dir)
+        return SQLiteSearchIndex(target), links, reason
+
+    def _load_scores(self) -> SalienceScores:
+        assert self._dir is not None
+        value = read_sidecar(self._dir, _SALIENCE_FILE)
+        if value is None:
+            return SalienceScores()
+        try:
+            return SalienceScores.from_dict(value)
+        except (MemspecError, ValueError, TypeError, KeyError):
+            return SalienceScores()
+
+    @property
+    def path(self) -> Path | None:
+        """The memory directory (None for a memory held in memory)."""
+        return self._path
+
+    @property
+    def repair_report(self) -> RepairReport:
+        """What opening this memory repaired (empty when nothing needed it)."""
+        return self._repair_report
+
+    def repair(self) -> RepairReport:
+        """Repair now what a killed writer can leave behind (opening does this); the report."""
+        self._repair_report = self._repair(links=(), rebuilt=None)
+        return self._repair_report
+
+    def _repair(self, *, links: tuple[str, ...], rebuilt: str | None) -> RepairReport:
+        remove_temps = getattr(self._store, "remove_temp_files", None)
+        temps: tuple[str, ...] = tuple(remove_temps()) if callable(remove_temps) else ()
+        signed: tuple[str, ...] = ()
+        waiting: tuple[str, ...] = ()
+        finished = 0
+        if self._journal is not None:
+            signed, waiting, finished = finish_pending(self._journal, self._store,
+                                                       self._identity)
+        reindexed: tuple[str, ...] = ()
+        unindexed: tuple[str, ...] = ()
+        if self._own_index is not None:
+            reindexed, unindexed = reconcile_index(self._store, self._own_index)
+        else:
+            # Why: an in-memory or caller-supplied index may not know the stored records;
             # indexing replaces an id's entry, so this is always safe.
             self._index(tuple(self._store))
+        return RepairReport(reindexed=reindexed, unindexed=unindexed, signed=signed,
+                            unsigned_pending=waiting, journal_entries_finished=finished,
+                            temp_files_removed=temps, links_removed=links,
+                            index_rebuilt=rebuilt)
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -267,23 +399,59 @@ class Memory:
 
     def _index(self, records: Sequence[MemoryRecord]) -> None:
         for record in records:
-            for index in self._indexes:
+            for index in self._sidecars:
                 index.index(record)
 
     def _index_ids(self, ids: Sequence[str]) -> None:
         self._index(tuple(self._store.get(rid) for rid in dict.fromkeys(ids)))
 
-    def _save_scores(self) -> None:
-        if self._path is not None:
-            self._scores.save(self._path / "salience.json")
+    def _save_scores(self, *, strict: bool = False) -> None:
+        """Persist the salience sidecar; a failure is kept (and raised only when ``strict``).
+
+        Why not fatal: the sidecar only steers decay, and the write it follows is done.
+        """
+        if self._dir is None:
+            return
+        try:
+            remove_link_at(self._dir, _SALIENCE_FILE)
+            write_atomic_at(self._dir, _SALIENCE_FILE, canonical_json(self._scores.to_dict()),
+                            overwrite=True)
+        except (StoreError, OSError) as exc:
+            error = exc if isinstance(exc, StoreError) else StoreError(
+                f"cannot write {_SALIENCE_FILE}: {exc.strerror or exc}")
+            self._sidecar_error = error
+            if strict:
+                raise error from exc
+        else:
+            self._sidecar_error = None
 
     def close(self) -> None:
-        """Persist the sidecar and release the store and indexes."""
-        self._save_scores()
+        """Persist the sidecar and release the store and indexes (idempotent).
+
+        Everything is released even when something fails; the first failure is then
+        raised as a StoreError (a full disk, say), never as a raw OSError.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        problems: list[str] = []
+        for sidecar in self._sidecars:
+            sidecar.flush()  # best effort: the next open reconciles what is still pending
+        try:
+            self._save_scores(strict=True)
+        except StoreError as exc:
+            problems.append(exc.message)
         for resource in (self._store, *self._indexes):
             closer = getattr(resource, "close", None)
             if callable(closer):
-                closer()
+                try:
+                    closer()
+                except (MemspecError, OSError, sqlite3.Error) as exc:
+                    problems.append(f"closing {type(resource).__name__}: {exc}")
+        if self._dir is not None:
+            self._dir_closer()
+        if problems:
+            raise StoreError("closing the memory: " + "; ".join(problems))
 
     def __enter__(self) -> Memory:
         return self
@@ -297,7 +465,7 @@ class Memory:
     def _find_repeat(self, record: MemoryRecord) -> MemoryRecord | None:
         """The strongest live record saying exactly what ``record`` says (type, body, slots)."""
         ids: set[str] = set()
-        for index in self._indexes:
+        for index in self._sidecars:
             ids.update(rid for rid, _ in index.candidates(record.body, _REPEAT_CANDIDATES))
         pool = (tuple(self._store.get(rid) for rid in sorted(ids) if rid in self._store)
                 if self._indexes else tuple(self._store))
@@ -357,11 +525,25 @@ class Memory:
         provenance = Provenance(kind=self._source_kind, ref=source, agent=agent)
         extracted = extract_all(self._extractor, [text], provenance, now=now)
         proposals = tuple(self._prepare(p, wanted) for p in extracted)
-        report = ingest(proposals, store=self._store, now=now, scores=self._scores,
-                        indexes=self._indexes, extensions=True)
-        for record_id in report.deduped:
-            self._merge_tags(record_id, wanted, now)
-        self._sign(report.accepted)
+        journal = self._journal if self._identity is not None else None
+        entry = None
+        if journal is not None:
+            # Why: a birth is stored unsigned and signed as a second version; the journal
+            # lets the next open sign what a killed writer stored but never signed.
+            entry = journal.begin([p.record.id for p in proposals if p.record is not None],
+                                  agent)
+        try:
+            report = ingest(proposals, store=self._store, now=now, scores=self._scores,
+                            indexes=self._sidecars, extensions=True)
+            for record_id in report.deduped:
+                self._merge_tags(record_id, wanted, now)
+            self._sign(report.accepted)
+        except BaseException:
+            if journal is not None and entry is not None:
+                journal.release(entry)  # kept on disk: the next repair finishes it
+            raise
+        if journal is not None and entry is not None:
+            journal.finish(entry)
         ids = (*report.accepted, *report.deduped)
         if not ids:
             detail = "; ".join(r.message for r in report.rejected) or "no record extracted"
@@ -384,7 +566,7 @@ class Memory:
         Extension profiles (spec/EXTENSIONS.md): expired records are left out
         unless ``include_expired``; ``as_of`` recalls what was believed then.
         """
-        block = retrieve(query, store=self._store, indexes=self._indexes,
+        block = retrieve(query, store=self._store, indexes=self._sidecars,
                          budget_tokens=budget_tokens, now=self._clock(),
                          include_archived=include_archived, include_history=include_history,
                          touches=self._scores, extensions=True,
@@ -404,7 +586,7 @@ class Memory:
     def decay(self) -> DecayReport:
         """One decay pass: archive what has faded or expired, report what is protected."""
         return decay(self._store, now=self._clock(), scores=self._scores,
-                     config=self._decay_config, indexes=self._indexes, expiry=True)
+                     config=self._decay_config, indexes=self._sidecars, expiry=True)
 
     def resolve(self, record_id: str, winner_id: str, reason: str
                 ) -> tuple[MemoryRecord, MemoryRecord]:
@@ -429,25 +611,59 @@ class Memory:
 
     # -- files -------------------------------------------------------------------------
 
-    def export(self, path: str | Path, *, sequence: int | None = None) -> dict[str, Any]:
-        """Write the memory as one canonical MemoryFile.
+    def export(self, path: str | Path, *, sequence: int | None = None,
+               overwrite: bool = False) -> dict[str, Any]:
+        """Write the memory as one canonical MemoryFile, atomically.
 
         With an identity the file is stamped with ``sequence`` (default: one more than
         the last file this memory signed, kept in ``witness.json`` beside the store) and
-        signed (ROLL-2); without one it is unsigned and ``sequence`` must be None.
+        signed (ROLL-2); without one it is unsigned and ``sequence`` must be None. The
+        file is written to a temp file beside ``path``, fsynced and renamed into place;
+        the witness advances only after that. An existing ``path`` is replaced only
+        with ``overwrite`` (and only when it is a regular file).
         """
+        target = Path(path)
+        try:
+            parent = open_dir(target.parent)
+        except StoreError as exc:
+            raise StoreError(f"cannot write {path}: {exc.message}") from exc
+        try:
+            return self.export_at(parent, target.name, sequence=sequence,
+                                  overwrite=overwrite)
+        finally:
+            os.close(parent)
+
+    def export_at(self, directory: int, name: str, *, sequence: int | None = None,
+                  overwrite: bool = False) -> dict[str, Any]:
+        """:meth:`export` into file ``name`` of the open directory fd ``directory``."""
         memory_file = export_file(self._store, now=self._clock())
+        advanced: Witness | None = None
         if self._identity is not None:
-            witness_file = None if self._path is None else self._path / "witness.json"
-            witness = self._witness if witness_file is None else Witness.load(witness_file)
-            memory_file, witness = sign_with_sequence(memory_file, self._identity, witness,
-                                                      sequence=sequence)
-            self._witness = witness if witness_file is None else witness.save(witness_file)
+            witness = self._witness if self._dir is None else self._stored_witness()
+            memory_file, advanced = sign_with_sequence(memory_file, self._identity, witness,
+                                                       sequence=sequence)
         elif sequence is not None:
             raise FileError("a sequence is stamped only on a signed file: this memory has "
                             "no identity", requirement="ROLL-2")
-        Path(path).write_bytes(canonical_json(memory_file))
+        write_atomic_at(directory, name, canonical_json(memory_file), overwrite=overwrite)
+        if advanced is not None:
+            if self._path is None:
+                self._witness = advanced
+            else:
+                try:
+                    self._witness = advanced.save(self._path / _WITNESS_FILE)
+                except OSError as exc:
+                    raise StoreError(f"{name} was written, but the witness was not: "
+                                     f"{exc.strerror or exc}") from exc
         return memory_file
+
+    def _stored_witness(self) -> Witness:
+        assert self._dir is not None and self._path is not None
+        info = lstat_at(self._dir, _WITNESS_FILE)
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            raise StoreError(f"{_WITNESS_FILE} in {self._path} is not a regular file; "
+                             "refusing to read or replace it")
+        return Witness.load(self._path / _WITNESS_FILE)
 
     @classmethod
     def load(cls, file_path: str | Path, *, path: str | Path | None = None, verify: bool = True,
@@ -456,23 +672,27 @@ class Memory:
         """A Memory holding a MemoryFile's records (``verify`` requires a file signature;
         ``expected_agent`` requires it to be that agent's, FILE-11).
 
-        Loading into an existing ``path`` merges: ids already there are skipped.
+        Only a regular file is read (a FIFO or a device is refused without blocking),
+        at most the text-size limit of it, and every check passes before anything,
+        even the memory directory, is created. Loading into an existing ``path``
+        merges: ids already there are skipped.
         """
-        source = Path(file_path)
-        size = source.stat().st_size
-        if size > DEFAULT_LIMITS.max_text_bytes:
-            raise LimitError(f"{source}: {size} bytes exceed the limit of "
-                             f"{DEFAULT_LIMITS.max_text_bytes}")
-        memory_file = parse_json(source.read_bytes())
+        try:
+            data = read_regular(file_path, limit=DEFAULT_LIMITS.max_text_bytes)
+        except FileNotFoundError:
+            raise FileError(f"{file_path}: no such file") from None
+        except StoreError as exc:
+            raise FileError(f"{file_path}: {exc.message}") from exc
+        memory_file = parse_json(data)
         accepted = None
         if witness is not None and verify:
             if not isinstance(memory_file, dict):
                 raise FileError("a memory file is a JSON object", requirement="FILE-1")
             # Refuse a replayed older snapshot (ROLL-4, ROLL-5) before anything is written.
             accepted = verify_fresh(memory_file, Witness.load(witness))
+        records = check_file(memory_file, verify=verify, expected_agent=expected_agent)
         memory = cls(path, **kwargs)
-        load_file(memory.store, memory_file, verify=verify, indexes=memory.indexes,
-                  expected_agent=expected_agent)
+        _load_records(memory.store, records, memory._sidecars)
         if accepted is not None:
             accepted.save(witness)  # type: ignore[arg-type]
         return memory

@@ -123,21 +123,33 @@ def test_tools_walk_the_ghost_memory_in_process() -> None:
 
 
 def test_export_refuses_to_overwrite_what_is_not_a_memory_file(tmp_path: Path) -> None:
-    tools = MemoryTools(Memory())
+    tools = MemoryTools(Memory(), export_dir=tmp_path)
     tools.remember(POSTGRES)
     precious = tmp_path / "notes.json"
     precious.write_text('{"keep": "me"}', encoding="utf-8")
+    with pytest.raises(ToolInputError, match="overwrite=true"):
+        tools.export("notes.json")
     with pytest.raises(ToolInputError, match="not a memory file"):
-        tools.export(str(precious))
+        tools.export("notes.json", overwrite=True)
     assert precious.read_text(encoding="utf-8") == '{"keep": "me"}'
     with pytest.raises(ToolInputError, match=r"\.json"):
-        tools.export(str(tmp_path / "memory.txt"))
+        tools.export("memory.txt")
     with pytest.raises(ToolInputError, match="cannot write"):
-        tools.export(str(tmp_path / "missing-folder" / "memory.json"))
-    first = tools.export(str(tmp_path / "memory.json"))
-    again = tools.export(str(tmp_path / "memory.json"))  # a memory file may be replaced
+        tools.export("missing-folder/memory.json")
+    first = tools.export("memory.json")
+    with pytest.raises(ToolInputError, match="exists"):
+        tools.export("memory.json")
+    again = tools.export("memory.json", overwrite=True)  # a memory file may be replaced
     assert first["records"] == again["records"] == 1
     assert first["signed"] is False
+    assert first["path"] == str(tmp_path / "memory.json")
+
+
+def test_an_in_memory_memory_without_an_export_dir_refuses_to_export(tmp_path: Path) -> None:
+    tools = MemoryTools(Memory())
+    tools.remember(POSTGRES)
+    with pytest.raises(ToolInputError, match="--path"):
+        tools.export("memory.json")
 
 
 # -- over stdio with the SDK's client ------------------------------------------------------
@@ -207,7 +219,7 @@ def test_the_ghost_memory_over_stdio_signed(tmp_path: Path) -> None:
     assert made.returncode == 0, made.stderr
     address = json.loads(key.read_text(encoding="utf-8"))["address"]
     store = tmp_path / "memory"
-    exported = tmp_path / "export.json"
+    exported = store / "export.json"
     seen: dict[str, Any] = {}
 
     async def scenario(client: _Client) -> None:
@@ -257,8 +269,10 @@ def test_the_ghost_memory_over_stdio_signed(tmp_path: Path) -> None:
         assert status["records"] == 2 and status["open_contradictions"] == 0
         assert status["agent"] == address and status["path"] == str(store)
 
-        written = await client.call("export", {"path": str(exported)})
-        assert written == {"path": str(exported.resolve()), "records": 2, "signed": True}
+        written = await client.call("export", {"path": "export.json"})
+        assert written == {"path": str(exported), "records": 2, "signed": True}
+        escape = await client.error("export", {"path": str(tmp_path / "outside.json")})
+        assert "absolute" in escape and not (tmp_path / "outside.json").exists()
 
         bogus = await client.error("resolve", {"record_id": "mem:bogus", "winner_id":
                                                yes["record_id"], "reason": "no such record"})
@@ -291,11 +305,11 @@ def test_an_in_memory_server_exports_unsigned(tmp_path: Path) -> None:
         await client.call("remember", {"text": POSTGRES})
         status = await client.call("status")
         assert (status["path"], status["agent"], status["records"]) == (None, None, 1)
-        written = await client.call("export", {"path": str(exported)})
+        written = await client.call("export", {"path": "export.json"})
         assert (written["records"], written["signed"]) == (1, False)
-        refused = await client.error("export", {"path": str(tmp_path / "memory.txt")})
+        refused = await client.error("export", {"path": "memory.txt"})
         assert ".json" in refused
 
-    _serve([], tmp_path / "server.log", scenario)
+    _serve(["--export-dir", str(tmp_path)], tmp_path / "server.log", scenario)
     assert _memspec("verify", exported).returncode == 1  # a signature is required by default
     assert _memspec("verify", exported, "--allow-unsigned").returncode == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
@@ -11,6 +12,7 @@ from memspec import StoreError
 from memspec.reference.ports import SearchIndex
 from memspec.reference.records import MemoryRecord
 from memspec.reference.search.memory_index import check_k, check_query, rank
+from memspec.reference.stores.sqlite import planted_links
 from memspec.reference.text import STOPWORDS, tokenize
 
 __all__ = ["MAX_QUERY_TOKENS", "SQLiteSearchIndex", "fts_query"]
@@ -61,12 +63,23 @@ class SQLiteSearchIndex(SearchIndex):
     go by record id. Indexing a record replaces its row; a redaction tombstone
     removes it and purges its text from the file (RED-7). One lock-guarded
     connection, WAL for files, one ``BEGIN IMMEDIATE`` transaction per write
-    with retry on contention.
+    with retry on contention. The file and its SQLite companions must not be
+    symlinks (SQLite would write memory text through them): a planted link is a
+    StoreError, and any fault (full disk, damage) is a StoreError, never a raw
+    sqlite3 error.
     """
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self._path = str(path)
         self._lock = threading.Lock()
+        if self._path != ":memory:":
+            try:
+                planted = planted_links(Path(self._path))
+            except OSError as exc:
+                raise StoreError(f"cannot open search index {self._path}: {exc}") from exc
+            if planted:
+                raise StoreError(f"search index {self._path}: {', '.join(planted)} is a "
+                                 "symlink or not a regular file; refusing to follow it")
         try:
             self._db = sqlite3.connect(self._path, check_same_thread=False,
                                        isolation_level=None, timeout=5.0)
@@ -88,6 +101,22 @@ class SQLiteSearchIndex(SearchIndex):
             if row is None:
                 self._purge()
 
+    def entries(self) -> dict[str, tuple[str, str]]:
+        """Every indexed id with the ``(body, tags)`` text it is found by (tags space-joined)."""
+        with self._lock:
+            try:
+                rows = self._open().execute(
+                    "SELECT record_id, body, tags FROM record_fts").fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"search index read failed: {exc}") from exc
+        return {str(rid): (str(body), str(tags)) for rid, body, tags in rows}
+
+    def drop(self, record_id: str) -> None:
+        """Forget ``record_id`` (its row and its text), as a tombstone would."""
+        with self._lock:
+            self._write(record_id, None)
+            self._purge()
+
     def _backfill_rowids(self) -> None:
         """Create the rowid side table; fill it from the FTS rows when they disagree.
 
@@ -106,7 +135,7 @@ class SQLiteSearchIndex(SearchIndex):
                            "SELECT record_id, rowid FROM record_fts ORDER BY rowid")
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _rollback(db)
             raise
 
     def _purge(self) -> None:
@@ -132,7 +161,7 @@ class SQLiteSearchIndex(SearchIndex):
                 self._replace(record_id, row)
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise StoreError(f"search index write failed: {exc}") from exc
             return
         raise StoreError("search index is busy: gave up after retries")
@@ -150,6 +179,18 @@ class SQLiteSearchIndex(SearchIndex):
                             row)
         db.execute("INSERT OR REPLACE INTO record_fts_rowid (record_id, fts_rowid) "
                    "VALUES (?, ?)", (record_id, cursor.lastrowid))
+
+    def check(self) -> None:
+        """Raise StoreError unless the file passes SQLite's and FTS5's integrity checks."""
+        with self._lock:
+            try:
+                db = self._open()
+                result = db.execute("PRAGMA quick_check").fetchone()
+                if result is None or result[0] != "ok":
+                    raise StoreError(f"search index {self._path} is damaged: {result}")
+                db.execute("INSERT INTO record_fts(record_fts) VALUES('integrity-check')")
+            except sqlite3.Error as exc:
+                raise StoreError(f"search index {self._path} is damaged: {exc}") from exc
 
     def candidates(self, query: str, k: int) -> tuple[tuple[str, float], ...]:
         """Up to ``k`` ``(record id, score)`` matches, best first (SRCH-1..5)."""
@@ -180,13 +221,24 @@ class SQLiteSearchIndex(SearchIndex):
         return self._db
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connection (idempotent; a close that fails is a StoreError)."""
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._db.close()
+                try:
+                    self._db.close()
+                except sqlite3.Error as exc:
+                    raise StoreError(f"closing search index {self._path}: {exc}") from exc
 
     def __len__(self) -> int:
         with self._lock:
             row = self._open().execute("SELECT count(*) FROM record_fts").fetchone()
         return int(row[0])
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    # Why suppress: after SQLITE_FULL or an I/O error SQLite may already have rolled
+    # back, and "cannot rollback" must not replace the real error.
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")

@@ -2,22 +2,28 @@
 
 Tables: ``history(id, version, payload)`` holds every version and is authoritative;
 ``records(id, state, type, payload, version)`` and ``record_tags(id, tag)`` are the
-latest-version projection used to answer ``list`` quickly, rewritten in the same
-transaction as each history row (STORE-8). ``payload`` is the record's canonical JSON
-text, so a row's UTF-8 bytes are exactly the record's canonical bytes, signatures
-included.
+latest-version projection used to narrow ``list`` quickly, rewritten in the same
+transaction as each history row. History wins (STORE-8): iteration reads the latest
+history rows, and ``list`` trusts a projection row only where it matches the latest
+history row, so a lost or stale projection row never hides a record. ``payload`` is
+the record's canonical JSON text, so a row's UTF-8 bytes are exactly the record's
+canonical bytes, signatures included.
 
 Each put is one ``BEGIN IMMEDIATE`` transaction (STORE-7) in WAL mode; a busy
 database is retried with backoff. One connection is shared by the store's threads
 behind a lock (``check_same_thread=False``); other processes open their own stores
 on the same file. Record ids are checked before any SQL runs, and every value is
-bound as a parameter (STORE-10).
+bound as a parameter (STORE-10). The database file and its ``-wal``/``-shm``/``-journal``
+companions must not be symlinks (SQLite would write through them): a planted link
+is a StoreError.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import sqlite3
+import stat
 import threading
 import time
 from collections import OrderedDict
@@ -57,11 +63,31 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS record_tags_tag ON record_tags (tag)",
 )
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+#: The latest history row of every id.
+_LATEST = ("SELECT h.id, h.version, h.payload FROM history h JOIN "
+           "(SELECT id, MAX(version) AS version FROM history GROUP BY id) m "
+           "ON h.id = m.id AND h.version = m.version")
+#: SQLite's companion files of a database, which it opens by name.
+COMPANIONS = ("", "-wal", "-shm", "-journal")
 _UPSERT = (
     "INSERT INTO records (id, state, type, payload, version) VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (id) DO UPDATE SET state = excluded.state, type = excluded.type, "
     "payload = excluded.payload, version = excluded.version"
 )
+
+
+def planted_links(path: Path) -> tuple[str, ...]:
+    """The names among ``path`` and its SQLite companions that are not regular files."""
+    found = []
+    for suffix in COMPANIONS:
+        candidate = path.with_name(path.name + suffix)
+        try:
+            mode = candidate.lstat().st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            found.append(candidate.name)
+    return tuple(found)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -166,7 +192,14 @@ class SQLiteRecordStore(RecordStore):
                  cache_size: int = CACHE_SIZE) -> None:
         self.path = Path(path)
         self._cache = _DecodedCache(cache_size)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            planted = planted_links(self.path)
+        except OSError as exc:
+            raise StoreError(f"cannot use {self.path}: {exc.strerror or exc}") from exc
+        if planted:
+            raise StoreError(f"{', '.join(planted)} beside {self.path} is a symlink or not a "
+                             "regular file; refusing to open the store through it")
         self._retries = retries
         self._lock = threading.RLock()
         try:
@@ -229,24 +262,30 @@ class SQLiteRecordStore(RecordStore):
     ) -> tuple[MemoryRecord, ...]:
         """Latest versions matching every given filter, ordered by id."""
         filters = list_filters(state, type, tag)
+        state_value, type_value, _ = filters
         clauses = []
-        for clause, value in zip(("state = ?", "type = ?",
-                                  "id IN (SELECT id FROM record_tags WHERE tag = ?)"),
-                                 filters, strict=True):
+        params: list[object] = []
+        # Why: a projection row narrows the scan only where it matches the latest history
+        # row; a missing or stale one lets the record through to the payload check.
+        for clause, value in (("r.state = ?", state_value), ("r.type = ?", type_value)):
             if value is not None:
                 clauses.append(clause)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        params = tuple(value for value in filters if value is not None)
-        rows = self._query(f"SELECT id, version, payload FROM records{where} ORDER BY id",
-                           params)
-        # Why: the columns only narrow the scan; the payload has the last word (STORE-8).
+                params.append(value)
+        where = ""
+        if clauses:
+            where = (" WHERE r.id IS NULL OR r.version != l.version OR r.payload != l.payload"
+                     f" OR ({' AND '.join(clauses)})")
+        rows = self._query(f"SELECT l.id, l.version, l.payload FROM ({_LATEST}) l "
+                           f"LEFT JOIN records r ON r.id = l.id{where} ORDER BY l.id",
+                           tuple(params))
+        # The payload has the last word (STORE-8); tags come from it, never from record_tags.
         records = (self._cache.decode(str(rid), version, payload)
                    for rid, version, payload in rows)
         return tuple(record for record in records if record_matches(record, *filters))
 
     def __iter__(self) -> Iterator[MemoryRecord]:
-        """The latest version of every record, ordered by id."""
-        rows = self._query("SELECT id, version, payload FROM records ORDER BY id")
+        """The latest version of every record, from history (STORE-8), ordered by id."""
+        rows = self._query(f"{_LATEST} ORDER BY h.id")
         return iter(tuple(self._cache.decode(str(rid), version, payload)
                           for rid, version, payload in rows))
 
@@ -321,8 +360,11 @@ class SQLiteRecordStore(RecordStore):
                     result = work(conn)
                     conn.execute("COMMIT")
                 except BaseException:
+                    # Why suppress: after SQLITE_FULL or an I/O error SQLite may already have
+                    # rolled back, and "cannot rollback" must not replace the real error.
                     if conn.in_transaction:
-                        conn.execute("ROLLBACK")
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
                     raise
                 return result
 

@@ -8,6 +8,13 @@ otherwise) and offers its porcelain as tools: ``remember``, ``recall``,
 ``status``. With ``--key KEYFILE`` (from ``memspec keygen``) records and
 exports are signed by that identity.
 
+``export`` writes only inside the memory directory (or ``--export-dir``): a
+relative path, no ``~``, no ``..``, no symlink at any component, never into the
+memory's own files (``records/``, ``index.sqlite``, ...), and an existing file is
+replaced only with ``overwrite`` and only when it is a memory file. Tool bodies run
+in worker threads, one at a time, and a call that waits too long for the one before
+it is refused as busy: a slow call never wedges the server.
+
 A memspec error (a broken rule, an unknown id, a value over a limit) comes
 back as an MCP tool error whose text starts with the error class, e.g.
 ``proposal error: loser_id 'x' is not a record id [RES-1]``; nothing the
@@ -21,10 +28,14 @@ lines are supported: mcp 2.x (``MCPServer``) and mcp 1.x (``FastMCP``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import importlib
 import inspect
+import os
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -32,6 +43,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memspec import __version__
 from memspec._canonical import parse_json
 from memspec._errors import MemspecError
+from memspec._safe_paths import (
+    PathError,
+    closing_fd,
+    inside,
+    lstat_at,
+    open_dir,
+    read_regular_at,
+    walk,
+)
 from memspec.cli._io import UsageError
 from memspec.cli._keys import load_key
 from memspec.reference.memory import Memory
@@ -63,6 +83,15 @@ INSTRUCTIONS = (
     "superseded or archived line as current."
 )
 
+#: How long a tool call waits for the call before it to finish before it is refused as busy.
+BUSY_SECONDS = 30.0
+#: The most bytes read of an existing file to tell whether it is a memory file.
+_PROBE_LIMIT = 64 * 1024 * 1024
+#: Names inside the memory directory that belong to the memory itself.
+_RESERVED = frozenset({"records", "pending", "index.sqlite", "index.sqlite-wal",
+                       "index.sqlite-shm", "index.sqlite-journal", "salience.json",
+                       "witness.json", "witness.json.lock"})
+
 _T = TypeVar("_T")
 
 
@@ -85,8 +114,21 @@ class MemoryTools:
     :class:`ToolInputError`. The MCP layer only adapts these to the SDK.
     """
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: Memory, export_dir: str | Path | None = None) -> None:
         self._memory = memory
+        chosen = export_dir if export_dir is not None else memory.path
+        self._export_dir = None if chosen is None else Path(chosen)
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def serialized(self) -> Iterator[None]:
+        """Hold the memory for one call; refuse as busy after :data:`BUSY_SECONDS`."""
+        if not self._lock.acquire(timeout=BUSY_SECONDS):
+            raise ToolInputError("the memory is busy with another call; try again")
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     @property
     def memory(self) -> Memory:
@@ -126,34 +168,58 @@ class MemoryTools:
         """Destroy a record's content in every version; returns its tombstone."""
         return {"tombstone": self._memory.redact(record_id, reason).model_dump()}
 
-    def export(self, path: str) -> dict[str, Any]:
+    def export(self, path: str, overwrite: bool = False) -> dict[str, Any]:
         """Write the memory as one canonical MemoryFile at ``path`` (a ``.json`` file).
 
-        An existing file is replaced only when it is itself a memory file: a
-        model driving this tool must not be able to overwrite anything else.
+        ``path`` is relative to the export directory (the memory directory unless
+        ``--export-dir`` says otherwise) and must stay inside it: no absolute path,
+        ``~`` or ``..``, no symlink at any component, none of the memory's own
+        names. An existing file is replaced only with ``overwrite``, and only when
+        it is a regular file holding a memory file: a model driving this tool must
+        not be able to overwrite anything else.
         """
-        target = Path(path).expanduser()
-        if target.suffix != ".json":
-            raise ToolInputError(f"export writes a .json file, not {path!r}")
-        if target.is_dir():
-            raise ToolInputError(f"{path} is a directory")
-        if target.exists() and not _is_memory_file(target):
-            raise ToolInputError(f"{path} exists and is not a memory file; refusing to overwrite")
+        if self._export_dir is None:
+            raise ToolInputError("export needs a directory: start the server with --path DIR "
+                                 "(or --export-dir DIR)")
         try:
-            memory_file = self._memory.export(target)
-        except OSError as exc:
-            raise ToolInputError(f"cannot write {path}: {exc.strerror or exc}") from None
-        return {"path": str(target.resolve()), "records": len(memory_file["records"]),
-                "signed": bool(memory_file["signature"])}
+            parts = inside(path)
+        except PathError as exc:
+            raise ToolInputError(f"export: {exc.message}") from None
+        name = parts[-1]
+        if not name.endswith(".json") or name == ".json":
+            raise ToolInputError(f"export writes a .json file, not {path!r}")
+        if any(part.startswith(".") for part in parts):
+            raise ToolInputError(f"export: {path!r} names a hidden file or folder")
+        if self._export_dir == self._memory.path and parts[0] in _RESERVED:
+            raise ToolInputError(f"export: {parts[0]!r} belongs to the memory itself; choose "
+                                 "another name")
+        try:
+            with closing_fd(open_dir(self._export_dir)) as root, \
+                    closing_fd(walk(root, parts[:-1])) as directory:
+                existing = lstat_at(directory, name)
+                if existing is not None:
+                    if not overwrite:
+                        raise ToolInputError(f"{path} exists; pass overwrite=true to replace "
+                                             "it")
+                    if not _is_memory_file(directory, name):
+                        raise ToolInputError(f"{path} exists and is not a memory file; "
+                                             "refusing to overwrite")
+                memory_file = self._memory.export_at(directory, name, overwrite=overwrite)
+        except PathError as exc:
+            raise ToolInputError(f"cannot write {path}: {exc.message}") from None
+        return {"path": str(self._export_dir.joinpath(*parts)),
+                "records": len(memory_file["records"]), "signed": bool(memory_file["signature"])}
 
     def status(self) -> dict[str, Any]:
-        """Counts by state and type, open contradictions, flagged rules, path and agent."""
-        return self._memory.status()
+        """Counts by state and type, open contradictions, flagged rules, path and agent,
+        and what opening the memory repaired."""
+        return {**self._memory.status(), "repaired": self._memory.repair_report.model_dump()}
 
 
-def _is_memory_file(path: Path) -> bool:
+def _is_memory_file(directory: int, name: str) -> bool:
+    """Whether ``name`` is a regular file (not a link, FIFO or device) holding a memory file."""
     try:
-        value = parse_json(path.read_bytes())
+        value = parse_json(read_regular_at(directory, name, limit=_PROBE_LIMIT))
     except (OSError, MemspecError):
         return False
     return isinstance(value, dict) and "format" in value and "records" in value
@@ -199,14 +265,22 @@ def load_sdk() -> _SDK:
     return _SDK(legacy.FastMCP, errors.ToolError, types.CallToolResult, types.ToolAnnotations, 1)
 
 
-def _guarded(sdk: _SDK, run: Callable[[], _T]) -> _T:
-    """Run one tool body; a caller's mistake becomes the SDK's tool error (no traceback)."""
+def _guarded(sdk: _SDK, tools: MemoryTools, run: Callable[[], _T]) -> _T:
+    """Run one tool body, alone; a caller's mistake becomes the SDK's tool error."""
     try:
-        return run()
+        with tools.serialized():
+            return run()
     except MemspecError as exc:
         raise sdk.tool_error(describe_error(exc)) from None
     except ToolInputError as exc:
         raise sdk.tool_error(str(exc)) from None
+
+
+async def _in_thread(sdk: _SDK, tools: MemoryTools, run: Callable[[], _T]) -> _T:
+    """Run one tool body in a worker thread, so the event loop never waits on the disk."""
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(functools.partial(_guarded, sdk, tools, run))
 
 
 def build_server(tools: MemoryTools, sdk: _SDK | None = None) -> MCPServer[Any]:
@@ -220,8 +294,8 @@ def build_server(tools: MemoryTools, sdk: _SDK | None = None) -> MCPServer[Any]:
     def hints(**values: bool) -> Any:
         return sdk.tool_annotations.model_validate(values)
 
-    # Why async: the SDK runs sync tools in worker threads, and the store's SQLite
-    # connections belong to the thread that opened them. Each call is short.
+    # Why async with explicit threads: every SDK line then runs tool bodies off the event
+    # loop the same way, one at a time (the stores' connections allow any thread).
     async def remember(text: str, tags: list[str] | None = None) -> dict[str, Any]:
         """Remember one statement (a fact, preference or event) in long-term memory.
 
@@ -233,7 +307,7 @@ def build_server(tools: MemoryTools, sdk: _SDK | None = None) -> MCPServer[Any]:
         memory already held exactly this statement (it is reinforced, not stored
         twice); consolidation is the report of an automatic pass, when one ran.
         """
-        return _guarded(sdk, lambda: tools.remember(text, tags))
+        return await _in_thread(sdk, tools, lambda: tools.remember(text, tags))
 
     async def recall(query: str, budget_tokens: int = 2000, include_history: bool = False,
                      include_archived: bool = False) -> object:
@@ -248,7 +322,7 @@ def build_server(tools: MemoryTools, sdk: _SDK | None = None) -> MCPServer[Any]:
         Lines marked [disputed: ...] are the two sides of an open contradiction.
         The structured result carries every record with its score and reasons.
         """
-        block, payload = _guarded(sdk, lambda: tools.recall(
+        block, payload = await _in_thread(sdk, tools, lambda: tools.recall(
             query, budget_tokens, include_history, include_archived))
         text = block or "(nothing recalled)"
         return sdk.call_tool_result.model_validate(
@@ -259,14 +333,14 @@ def build_server(tools: MemoryTools, sdk: _SDK | None = None) -> MCPServer[Any]:
 
         Returns the report {actions, rejections, deferred}.
         """
-        return _guarded(sdk, tools.consolidate)
+        return await _in_thread(sdk, tools, tools.consolidate)
 
     async def decay() -> dict[str, Any]:
         """Run one decay pass: archive records that have faded; disputed ones are protected.
 
         Returns the report {archived, protected, saliences}.
         """
-        return _guarded(sdk, tools.decay)
+        return await _in_thread(sdk, tools, tools.decay)
 
     async def resolve(record_id: str, winner_id: str, reason: str) -> dict[str, Any]:
         """Settle an open contradiction: winner_id becomes current, record_id is superseded.
@@ -276,7 +350,7 @@ def build_server(tools: MemoryTools, sdk: _SDK | None = None) -> MCPServer[Any]:
             winner_id: the side that is right.
             reason: why, in a few words (required).
         """
-        return _guarded(sdk, lambda: tools.resolve(record_id, winner_id, reason))
+        return await _in_thread(sdk, tools, lambda: tools.resolve(record_id, winner_id, reason))
 
     async def redact(record_id: str, reason: str) -> dict[str, Any]:
         """Destroy a record's content for good (every version); a tombstone remains.
@@ -285,22 +359,23 @@ def build_server(tools: MemoryTools, sdk: _SDK | None = None) -> MCPServer[Any]:
             record_id: the record to redact.
             reason: why (required).
         """
-        return _guarded(sdk, lambda: tools.redact(record_id, reason))
+        return await _in_thread(sdk, tools, lambda: tools.redact(record_id, reason))
 
-    async def export(path: str) -> dict[str, Any]:
+    async def export(path: str, overwrite: bool = False) -> dict[str, Any]:
         """Write the whole memory as one canonical memory file (signed when the server has a key).
 
         Args:
-            path: where to write: a .json file, replaced only if it is a memory file.
-                Give an absolute path (a relative one starts at the server's folder).
+            path: where to write: a .json file name, relative to the memory folder
+                (no absolute path, no "..", no symlinks).
+            overwrite: replace an existing file of that name (only a memory file).
 
         Returns {path, records, signed}.
         """
-        return _guarded(sdk, lambda: tools.export(path))
+        return await _in_thread(sdk, tools, lambda: tools.export(path, overwrite))
 
     async def status() -> dict[str, Any]:
         """Counts of records by state and type, open contradictions and flagged rules."""
-        return _guarded(sdk, tools.status)
+        return await _in_thread(sdk, tools, tools.status)
 
     def add(fn: Callable[..., Any], **options: Any) -> None:
         server.add_tool(fn, name=fn.__name__, description=inspect.cleandoc(fn.__doc__ or ""),
@@ -332,6 +407,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--path", metavar="DIR",
                         help="keep the memory in this directory (default: in memory only, "
                              "gone when the server stops)")
+    parser.add_argument("--export-dir", metavar="DIR",
+                        help="where `export` may write (default: the --path directory; "
+                             "without either, export is refused)")
     parser.add_argument("--key", metavar="KEYFILE",
                         help="a key file from `memspec keygen`: sign records and exports")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -357,14 +435,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SDKMissingError as exc:
         return _fail(f"error: the MCP server needs the MCP SDK ({exc}); install it with: "
                      f"{INSTALL_HINT}", 2)
+    if args.export_dir is not None and not os.path.isdir(args.export_dir):
+        return _fail(f"error: --export-dir {args.export_dir} is not a directory", 2)
     try:
         memory = Memory(args.path, identity=identity)
+    except PathError as exc:
+        return _fail(f"error: cannot open memory at {args.path}: {exc.message}", 2)
     except MemspecError as exc:
         return _fail(describe_error(exc), 1)
     except OSError as exc:
         return _fail(f"error: cannot open memory at {args.path}: {exc.strerror or exc}", 2)
     try:
-        build_server(MemoryTools(memory), sdk).run("stdio")
+        build_server(MemoryTools(memory, args.export_dir), sdk).run("stdio")
     except KeyboardInterrupt:
         return 130
     finally:

@@ -69,7 +69,7 @@ def test_a_taken_version_number_is_retried_not_clobbered(
     directory = tmp_path / record.id[4:]
     rival = record.evolve(at(2), tags=["rival"])
     (directory / "000002.json").write_bytes(rival.canonical_bytes())
-    stale = [directory / "000001.json"]
+    stale = ["000001.json"]
     monkeypatch.setattr(FileRecordStore, "_version_files", staticmethod(lambda d: stale))
     mine = record.evolve(at(3), tags=["mine"])
     assert store.put(mine) == 3

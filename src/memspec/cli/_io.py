@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from memspec._canonical import DEFAULT_LIMITS, parse_json
 from memspec._errors import CanonicalJSONError, LimitError, MemspecError
+from memspec._safe_paths import PathError, write_atomic
 
 __all__ = ["Input", "UsageError", "emit", "read_input", "read_text", "write_output"]
 
@@ -73,8 +73,15 @@ def read_input(path: str) -> Input:
     return Input(path, "value", value, ())
 
 
-def write_output(path: str | None, data: bytes, *, private: bool = False) -> None:
-    """Write bytes to ``path`` (stdout when None or "-") atomically; owner-only when private."""
+def write_output(path: str | None, data: bytes, *, private: bool = False,
+                 overwrite: bool = True) -> None:
+    """Write bytes to ``path`` (stdout when None or "-") atomically; owner-only when private.
+
+    The bytes go to a temp file created beside ``path`` under an unpredictable name
+    with ``O_EXCL|O_NOFOLLOW`` (mode 0600 when ``private``), fsynced and renamed into
+    place: a symlink planted at the temp name or at ``path`` is never followed.
+    Without ``overwrite`` an existing ``path`` is refused (a UsageError).
+    """
     if path in (None, "-"):
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
@@ -83,18 +90,10 @@ def write_output(path: str | None, data: bytes, *, private: bool = False) -> Non
     target = Path(path)
     if not target.name or target.is_dir():
         raise UsageError(f"{path!r} is not a file name to write to")
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-    fd = os.open(tmp, flags, 0o600 if private else 0o644)
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        write_atomic(target, data, mode=0o600 if private else 0o644, overwrite=overwrite)
+    except PathError as exc:
+        raise UsageError(f"{path}: {exc.message}") from None
 
 
 def emit(as_json: bool, payload: dict[str, Any], text: str) -> None:

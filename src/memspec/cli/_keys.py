@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +44,9 @@ def cmd_keygen(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.output} exists; refusing to overwrite a key (use --force)")
     key = SigningKey(os.urandom(32))
     body = {"kind": KEY_KIND, "seed_hex": key.seed.hex(), "address": key.address}
-    write_output(args.output, (json.dumps(body, indent=2) + "\n").encode(), private=True)
-    os.chmod(args.output, stat.S_IRUSR | stat.S_IWUSR)
+    # Mode 0600 from creation on (never chmod after: the name could be swapped for a link).
+    write_output(args.output, (json.dumps(body, indent=2) + "\n").encode(), private=True,
+                 overwrite=args.force)
     emit(args.json, {"address": key.address, "key_file": args.output},
          f"{key.address}\n(private key written to {args.output}, mode 600)")
     return 0
