@@ -66,6 +66,10 @@ TABLES: dict[str, Callable[[], list[str]]] = {
 }
 
 
+def _constant(body: str) -> Callable[[re.Match[str]], str]:
+    return lambda _: body
+
+
 def render(text: str) -> str:
     """``text`` with every generated table rewritten; ValueError if a marker is missing."""
     for name, build in TABLES.items():
@@ -75,7 +79,8 @@ def render(text: str) -> str:
             raise ValueError(f"spec/SPEC.md must hold exactly one generated {name} table "
                              f"between {begin!r} and {END!r}")
         body = "\n".join([begin, *build(), END])
-        text = pattern.sub(lambda _, body=body: body, text)
+        # A function, not the string itself: re.sub would read backslashes in it as escapes.
+        text = pattern.sub(_constant(body), text)
     return text
 
 

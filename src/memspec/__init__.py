@@ -8,90 +8,101 @@ the conformance kit in ``memspec.conformance``.
 
 from __future__ import annotations
 
-from memspec._canonical import (
-    DEFAULT_LIMITS,
-    MAX_SAFE_INTEGER,
-    Limits,
-    canonical_json,
-    check_json_value,
-    parse_json,
-)
-from memspec._encoding import (
-    address_from_public_key,
-    b58decode,
-    b58encode,
-    canonical_timestamp,
-    check_timestamp,
-    confidence_from_wire,
-    confidence_to_wire,
-    decode_hex,
-    decode_signature,
-    encode_signature,
-    public_key_from_address,
-    timestamp_from_datetime,
-)
-from memspec._errors import (
-    ERROR_CLASSES,
-    CanonicalJSONError,
-    EncodingError,
-    EngineError,
-    FileError,
-    LifecycleError,
-    LimitError,
-    MemspecError,
-    NotFoundError,
-    ProposalError,
-    RecordError,
-    SignatureError,
-    StoreError,
-    UnsupportedError,
-)
-from memspec._file import (
-    FORMAT_VERSION,
-    file_canonical_bytes,
-    file_payload,
-    sign_file,
-    validate_file,
-    verify_file,
-)
-from memspec._record import (
-    BIRTH_FIELDS,
-    OPTIONAL_FIELDS,
-    RECORD_FIELDS,
-    RECORD_STATES,
-    RECORD_TYPES,
-    REDACTED_BODY,
-    birth,
-    birth_digest,
-    is_reason,
-    is_tombstone,
-    record_id,
-    sign_record,
-    signed_payload,
-    unknown_fields,
-    validate_record,
-    verify_record,
-)
-from memspec._schemas import (
-    SCHEMA_BASE,
-    iter_errors,
-    load_schema,
-    schema_id,
-    schema_names,
-    validator_for,
-)
-from memspec._schemas import validate as validate_schema
-from memspec._signing import (
-    CONTEXT_MEMORY_FILE,
-    CONTEXT_RECORD,
-    CONTEXT_REPORT,
-    DOMAIN,
-    SigningKey,
-    ed25519_verify,
-    signing_input,
-    verify_by_address,
-)
-from memspec.engine import PROTOCOL_VERSION, SPEC_VERSION, Engine, EngineBase
+import ast
+from functools import cache
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+# The names below are imported on first use (PEP 562), so that importing memspec, or any
+# of its modules (the pytest plugin among them, which every pytest run loads), costs
+# nothing until something is used: jsonschema, referencing and cryptography stay unloaded.
+# This block is the one list: at run time _homes() reads it from this file's source.
+if TYPE_CHECKING:
+    from memspec._canonical import (
+        DEFAULT_LIMITS,
+        MAX_SAFE_INTEGER,
+        Limits,
+        canonical_json,
+        check_json_value,
+        parse_json,
+    )
+    from memspec._encoding import (
+        address_from_public_key,
+        b58decode,
+        b58encode,
+        canonical_timestamp,
+        check_timestamp,
+        confidence_from_wire,
+        confidence_to_wire,
+        decode_hex,
+        decode_signature,
+        encode_signature,
+        public_key_from_address,
+        timestamp_from_datetime,
+    )
+    from memspec._errors import (
+        ERROR_CLASSES,
+        CanonicalJSONError,
+        EncodingError,
+        EngineError,
+        FileError,
+        LifecycleError,
+        LimitError,
+        MemspecError,
+        NotFoundError,
+        ProposalError,
+        RecordError,
+        SignatureError,
+        StoreError,
+        UnsupportedError,
+    )
+    from memspec._file import (
+        FORMAT_VERSION,
+        file_canonical_bytes,
+        file_payload,
+        sign_file,
+        validate_file,
+        verify_file,
+    )
+    from memspec._record import (
+        BIRTH_FIELDS,
+        OPTIONAL_FIELDS,
+        RECORD_FIELDS,
+        RECORD_STATES,
+        RECORD_TYPES,
+        REDACTED_BODY,
+        birth,
+        birth_digest,
+        is_reason,
+        is_tombstone,
+        record_id,
+        sign_record,
+        signed_payload,
+        unknown_fields,
+        validate_record,
+        verify_record,
+    )
+    from memspec._schemas import (
+        SCHEMA_BASE,
+        iter_errors,
+        load_schema,
+        schema_id,
+        schema_names,
+        validator_for,
+    )
+    from memspec._schemas import validate as validate_schema
+    from memspec._signing import (
+        CONTEXT_MEMORY_FILE,
+        CONTEXT_RECORD,
+        CONTEXT_REPORT,
+        DOMAIN,
+        SigningKey,
+        ed25519_verify,
+        signing_input,
+        verify_by_address,
+    )
+    from memspec.engine import PROTOCOL_VERSION, SPEC_VERSION, Engine, EngineBase
 
 __version__ = "0.1.0"
 
@@ -171,3 +182,27 @@ __all__ = [
     "verify_file",
     "verify_record",
 ]
+
+
+@cache
+def _homes() -> dict[str, tuple[str, str]]:
+    """Public name -> (module, attribute), from the TYPE_CHECKING imports of this file."""
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    guard = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    return {alias.asname or alias.name: (node.module or "", alias.name)
+            for node in guard.body if isinstance(node, ast.ImportFrom)
+            for alias in node.names}
+
+
+def __getattr__(name: str) -> Any:
+    home = _homes().get(name)
+    if home is None:
+        raise AttributeError(f"module 'memspec' has no attribute {name!r}")
+    value = getattr(import_module(home[0]), home[1])
+    globals()[name] = value  # the next access is a plain lookup
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
