@@ -20,6 +20,10 @@ PASSES = ("exact-dedup", "near-dup", "contradiction", "resolution", "promotion",
 STRICT = {"near_dup_threshold": "0.95", "promotion_threshold": 3}
 POSITIVE = "The staging database is Postgres."
 NEGATIVE = "The staging database is not Postgres."
+#: Contradictions are triggered by slot conflicts, the CONS-13 floor every default operator
+#: detects; negation polarity is the reference's own extra (section 15.4), never relied on.
+DB_A = ("The staging database is Postgres.", {"staging database": "postgres"})
+DB_B = ("Staging data lives in MySQL.", {"staging database": "mysql"})
 
 
 class Cons:
@@ -231,7 +235,7 @@ def _assert_pair(cons: Cons, a: dict[str, Any], b: dict[str, Any], requirement: 
 
 @pytest.mark.requirement("CONS-7")
 def test_contradiction_opens_a_transition_without_overwriting(cons: Cons) -> None:
-    a, b = cons.put(POSITIVE), cons.put(NEGATIVE)
+    a, b = cons.put(DB_A[0], slots=DB_A[1]), cons.put(DB_B[0], slots=DB_B[1])
     report = cons.consolidate(STRICT)
     _assert_pair(cons, a, b, "CONS-7")
     created = sorted(set(cons.latest()) - {a["id"], b["id"]})
@@ -245,25 +249,42 @@ def test_contradiction_opens_a_transition_without_overwriting(cons: Cons) -> Non
                for x in report["actions"]), "CONS-7: the report names no contradiction action"
 
 
-@pytest.mark.requirement("CONS-7")
-def test_contradiction_survives_the_default_configuration(cons: Cons) -> None:
-    a, b = cons.put(POSITIVE), cons.put(NEGATIVE)
-    cons.consolidate()
-    for side in (a, b):
-        record = cons.get(side["id"])
-        assert record["state"] in ("active", "transitional") and _birth_unchanged(side, record), (
-            f"CONS-7: with the default configuration one side of a contradiction was "
-            f"overwritten ({side['id']} is {record['state']}, superseded by "
-            f"{record['superseded_by']})"
-        )
-    _assert_pair(cons, a, b, "CONS-7")
+@pytest.mark.requirement("CONS-14")
+def test_near_dup_never_merges_a_slot_conflict(cons: Cons) -> None:
+    pairs = [
+        (cons.put("The staging database runs Postgres 15.", slots={"postgres": 15}),
+         cons.put("The staging database runs Postgres 16.", slots={"postgres": 16})),
+        (cons.put("Rotate the API keys every 30 days.", "procedure",
+                  slots={"rotation": {"days": 30}}),
+         cons.put("Rotate the API keys every 90 days.", "procedure",
+                  slots={"rotation": {"days": 90}})),
+        (cons.put("The retry flag of the uploader is set.", slots={"retry": 1}),
+         cons.put("The retry flag of the uploader is set!", slots={"retry": True})),
+    ]
+    for config in (None, {"near_dup_threshold": "0.1", "promotion_threshold": 3}):
+        report = cons.consolidate(config)
+        merged = {rid for x in report["actions"] if x["pass"] == "near-dup"
+                  for rid in x["record_ids"]}
+        for a, b in pairs:
+            assert not merged & {a["id"], b["id"]}, (
+                f"CONS-14: near-dup (configuration {config or 'default'}) merged "
+                f"{a['slots']} / {b['slots']}, a pair whose shared slot disagrees"
+            )
+            for side in (a, b):
+                record = cons.get(side["id"])
+                assert record["state"] in ("active", "transitional"), (
+                    f"CONS-14: with configuration {config or 'default'} {side['id']}, one side "
+                    f"of a slot conflict, is {record['state']} (superseded by "
+                    f"{record['superseded_by']})"
+                )
 
 
 @pytest.mark.requirement("CONS-8")
 def test_a_record_joins_one_transition_per_pass(cons: Cons) -> None:
-    hub = cons.put(POSITIVE)
-    first = cons.put(NEGATIVE)
-    second = cons.put("The staging database is never Postgres.")
+    hub = cons.put("Staging runs Postgres in Frankfurt.",
+                   slots={"staging database": "postgres", "staging region": "eu"})
+    first = cons.put("Staging data lives in MySQL.", slots={"staging database": "mysql"})
+    second = cons.put("The staging hosts are in Virginia.", slots={"staging region": "us"})
     report = cons.consolidate(STRICT)
     latest = cons.latest()
     partners = [r for r in (first, second) if latest[r["id"]]["state"] == "transitional"]
@@ -291,10 +312,18 @@ def test_episodes_and_rules_are_never_contradiction_candidates(cons: Cons) -> No
     anchor = cons.put("The coffee machine was descaled.")
     pairs = [
         (cons.put(POSITIVE, "episode"), cons.put(NEGATIVE, "episode")),
+        (cons.put(DB_A[0], "episode", slots=DB_A[1]), cons.put(DB_B[0], "episode", slots=DB_B[1])),
         (cons.put("The build cache is shared.", "rule", evidence=[anchor["id"]]),
          cons.put("The build cache is not shared.", "rule", evidence=[anchor["id"]])),
+        (cons.put("Share the build cache.", "rule", evidence=[anchor["id"]],
+                  slots={"cache shared": True}),
+         cons.put("Keep build caches private.", "rule", evidence=[anchor["id"]],
+                  slots={"cache shared": False})),
         (cons.put("The release branch is frozen."),
          cons.put("The release branch is not frozen.", "episode")),
+        (cons.put("The release branch is frozen.", slots={"release branch": "frozen"}),
+         cons.put("We unfroze the release branch.", "episode",
+                  slots={"release branch": "open"})),
     ]
     report = cons.consolidate(STRICT)
     for a, b in pairs:
@@ -549,3 +578,72 @@ def test_default_operator_detects_slot_disagreement(cons: Cons) -> None:
             "CONS-13: records whose shared slot holds equal values were treated as a "
             "contradiction"
         )
+
+
+def _first_versions(engine: Any, rid: str) -> list[dict[str, Any]]:
+    versions: list[dict[str, Any]] = engine.call("history", id=rid)["records"]
+    return versions
+
+
+@pytest.mark.requirement("CONS-3")
+def test_each_action_lists_exactly_its_records_in_order(cons: Cons, engine: Any) -> None:
+    for record in _seed_everything(cons):
+        engine.call("put", record=record)
+    wrongly = {**cons.new("Use thin paper in the floor two printer.", "rule",
+                          evidence=[cons.put("The floor two printer jams.")["id"]]),
+               "flagged": True, "flag_reason": "stale"}
+    engine.call("put", record=wrongly)
+    existing = {r["id"] for r in engine.call("iterate")["records"]}
+    report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    latest = cons.latest()
+    seen: set[str] = set()
+    for action in report["actions"]:
+        ids, kind = action["record_ids"], action["action"]
+        what = f"{action['pass']} {kind} {ids}"
+        seen.add(kind)
+        assert len(ids) == len(set(ids)), f"CONS-3: {what} names a record twice"
+        new = [rid for rid in ids if rid not in existing]
+        existing.update(ids)
+        assert len(action["after"]) == len(ids) and \
+            len(action["before"]) == len(ids) - len(new), (
+                f"CONS-3: {what} has before {action['before']} and after {action['after']}: "
+                "after covers every listed record, before those that existed"
+            )
+        if kind == "supersede":
+            assert len(ids) == 2 and not new and latest[ids[0]]["superseded_by"] == ids[1], (
+                f"CONS-3: exact dedup's {what} should be [copy, keeper], the copy superseded "
+                "by the keeper"
+            )
+        elif kind == "merge":
+            merged = ids[-1]
+            assert len(ids) in (2, 3) and new == [merged], (
+                f"CONS-3: {what} should be [target, other side, merged record], the merged "
+                "record new and last"
+            )
+            first = _first_versions(engine, merged)[0]
+            assert first["supersedes"] == ids[0], (
+                f"CONS-3: {what}: the merged record's first version supersedes "
+                f"{first['supersedes']}, but the target is listed first"
+            )
+            if len(ids) == 3:
+                assert latest[ids[1]]["superseded_by"] == merged, (
+                    f"CONS-3: {what}: the other side {ids[1]} is not superseded by the merged "
+                    "record"
+                )
+        elif kind == "transition":
+            block = latest[ids[0]]["transition"] if ids[0] in latest else None
+            assert len(ids) == 2 and block is not None and block["sides"] == ids, (
+                f"CONS-3: {what} should list the two sides in the order of the block's sides "
+                f"({block['sides'] if block else None})"
+            )
+        elif kind in ("create", "flag", "unflag"):
+            assert len(ids) == 1 and latest[ids[0]]["type"] == "rule", (
+                f"CONS-3: {what} should list the rule alone (a promotion's episodes are in its "
+                "evidence, not in the action)"
+            )
+            assert (ids[0] in new) == (kind == "create"), (
+                f"CONS-3: {what}: only a create lists a record the action made"
+            )
+    assert {"supersede", "transition", "create", "flag", "unflag"} <= seen, (
+        f"CONS-3: kit data: expected every kind of action, saw {sorted(seen)}"
+    )

@@ -10,9 +10,10 @@ from datetime import datetime, timedelta
 
 from memspec._canonical import canonical_json
 from memspec._encoding import timestamp_from_datetime
+from memspec._record import record_id
 from memspec.selftest._shapes import DEFINED_FIELDS, Masked, Watcher, all_records, history_of
 from memspec.selftest._shapes import put as put_version
-from memspec.selftest.faults import Fault, Inner, Json, before, evolve
+from memspec.selftest.faults import Fault, Inner, Json, after, before, evolve
 
 __all__ = ["FAULTS"]
 
@@ -149,6 +150,68 @@ class _TombstoneKeepsExtensions(Watcher):
         return result
 
 
+def _merged_first(result: Json, args: Json) -> Json:
+    for action in result["actions"]:
+        if action["action"] == "merge":
+            ids, after_ = action["record_ids"], action["after"]
+            action["record_ids"] = [ids[-1], *ids[:-1]]
+            action["after"] = [after_[-1], *after_[:-1]]
+    return result
+
+
+def _trigrams(text: str) -> set[str]:
+    folded = " ".join(text.lower().split())
+    return {folded[i:i + 3] for i in range(max(1, len(folded) - 2))}
+
+
+def _similar(a: Json, b: Json, threshold: float) -> bool:
+    left, right = _trigrams(a["body"]), _trigrams(b["body"])
+    return len(left & right) / max(1, len(left | right)) >= threshold
+
+
+def _slot_conflict(a: Json, b: Json) -> bool:
+    return any(canonical_json(a["slots"][k]) != canonical_json(b["slots"][k])
+               for k in set(a["slots"]) & set(b["slots"]))
+
+
+def _merge_conflicts(op: str, args: Json, inner: Inner) -> Json:
+    """Near-dup compares text only: a similar pair whose slots disagree is merged too."""
+    if op != _C:
+        return inner(op, args)
+    config = args.get("config") if isinstance(args.get("config"), dict) else {}
+    try:
+        threshold = float(config.get("near_dup_threshold", "0.6"))
+    except (TypeError, ValueError):
+        return inner(op, args)
+    now = str(args.get("now"))
+    records = [r for r in all_records(inner)
+               if r["state"] == "active" and r["type"] in ("fact", "procedure")]
+    used: set[str] = set()
+    actions: list[Json] = []
+    for i, a in enumerate(records):
+        for b in records[i + 1:]:
+            if used & {a["id"], b["id"]} or not _slot_conflict(a, b) \
+                    or not _similar(a, b, threshold):
+                continue
+            merged = {**copy.deepcopy(b), "id": "", "evidence": [a["id"], b["id"]],
+                      "supersedes": a["id"], "created_at": now, "updated_at": now,
+                      "provenance": {"kind": "consolidation", "ref": None, "agent": None}}
+            merged["id"] = record_id(merged)
+            inner("apply_proposal", {"now": now, "proposal": {
+                "kind": "supersede", "record": merged, "target_id": a["id"], "other_id": None,
+                "reason": "near duplicates merged"}})
+            put_version(inner, evolve(b, now, state="superseded", superseded_by=merged["id"],
+                                      state_reason="near duplicates merged"))
+            used |= {a["id"], b["id"]}
+            actions.append({"pass": "near-dup", "action": "merge",
+                            "record_ids": [a["id"], b["id"], merged["id"]],
+                            "before": ["active", "active"],
+                            "after": ["superseded", "superseded", "active"],
+                            "reason": "near duplicates merged"})
+    report = inner(op, args)
+    return {**report, "actions": actions + report["actions"]}
+
+
 FAULTS = (
     Fault("consolidation-stamps-wall-clock", "LC-5", "lifecycle",
           "consolidation stamps the versions it writes with its own clock, not the pass's now",
@@ -165,6 +228,12 @@ FAULTS = (
     Fault("dedup-tie-keeps-latest", "CONS-5", "consolidation",
           "exact dedup breaks a confidence tie by the latest created_at instead of the earliest",
           _latest_keeper),
+    Fault("merge-lists-merged-first", "CONS-3", "consolidation",
+          "a merge action lists the merged record first instead of [target, other, merged]",
+          after(_C, _merged_first)),
+    Fault("near-dup-merges-slot-conflicts", "CONS-14", "consolidation",
+          "near-dup compares text only and merges a similar pair whose shared slot disagrees",
+          _merge_conflicts),
     Fault("tombstone-keeps-extensions", "RED-9", "redaction",
           "the tombstone keeps the redacted record's extension fields",
           _TombstoneKeepsExtensions()),
