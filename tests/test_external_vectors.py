@@ -19,6 +19,7 @@ import pytest
 
 import memspec
 from memspec._data import data_path
+from memspec._signing import _weakness, weak_point
 
 JCS_AGREE = ("arrays", "french")
 
@@ -195,3 +196,41 @@ def test_did_key(did: str) -> None:
 
 def test_did_key_count() -> None:
     assert len(DIDKEY) == 5
+
+
+# --- Wycheproof and SIG-11 (small-order and non-canonical points) -------------------------
+
+#: The Wycheproof cases SIG-11's weak-point checks reject by themselves: R is a small-order
+#: point (tc 10-19 and 25-29 "special values for r and s", tc 60 R == 0, tc 151 y = 1 with the
+#: sign bit set). Wycheproof already marks every one invalid, so the checks change no verdict.
+WYCHEPROOF_WEAK_R = frozenset({*range(10, 20), *range(25, 30), 60, 151})
+
+
+def _weak_cases() -> dict[int, str]:
+    out: dict[int, str] = {}
+    for public_key, test in (p.values for p in WYCHEPROOF_CASES):
+        signature = bytes.fromhex(test["sig"])
+        if len(signature) == 64:
+            reason = _weakness(bytes.fromhex(public_key), signature)
+            if reason is not None:
+                out[test["tcId"]] = reason
+    return out
+
+
+def test_wycheproof_has_no_acceptable_cases() -> None:
+    # The v1 files dropped Wycheproof's third verdict, "acceptable" (behaviour a library may
+    # choose either way); every case is valid or invalid, and memspec reaches each verdict.
+    assert {t["result"] for _, t in (p.values for p in WYCHEPROOF_CASES)} == {"valid", "invalid"}
+
+
+def test_wycheproof_cases_sig11_rejects_are_all_invalid() -> None:
+    weak = _weak_cases()
+    assert set(weak) == WYCHEPROOF_WEAK_R
+    results = {t["tcId"]: t["result"] for _, t in (p.values for p in WYCHEPROOF_CASES)}
+    assert {results[tc] for tc in weak} == {"invalid"}
+    assert set(weak.values()) == {"the signature's R is a small-order point"}
+
+
+def test_wycheproof_keys_are_never_weak() -> None:
+    keys = {group["publicKey"]["pk"] for group in WYCHEPROOF["testGroups"]}
+    assert all(weak_point(bytes.fromhex(key)) is None for key in keys)

@@ -170,9 +170,11 @@ def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True,
             _verify_checked(memory_file["agent"], CONTEXT_MEMORY_FILE,
                             _canonical_checked(file_payload(memory_file)), signature)
         except SignatureError as exc:
-            raise SignatureError(f"file signature by {memory_file['agent']}: {exc.message} "
-                                 "(the file changed after signing, or another key signed it)",
-                                 pointer="/signature", requirement=exc.requirement) from exc
+            hint = ("" if exc.requirement == "SIG-11" else
+                    " (the file changed after signing, or another key signed it)")
+            raise SignatureError(f"file signature by {memory_file['agent']}: {exc.message}"
+                                 f"{hint}", pointer="/signature",
+                                 requirement=exc.requirement) from exc
     elif require_signature:
         raise SignatureError("the memory file is unsigned but verification was requested",
                              pointer="/signature", requirement="FILE-5")

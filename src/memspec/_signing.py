@@ -33,6 +33,7 @@ __all__ = [
     "ed25519_verify",
     "signing_input",
     "verify_by_address",
+    "weak_point",
 ]
 
 DOMAIN = "fg-agent-memory/v1"
@@ -68,9 +69,49 @@ _TAGS = {context: _make_tag(context) for context in CONTEXTS}
 _key_object = functools.lru_cache(maxsize=1024)(Ed25519PublicKey.from_public_bytes)
 
 
+_P = 2**255 - 19
+_Y_MASK = (1 << 255) - 1
+#: The y coordinates (sign bit masked off) of libsodium's small-order encodings: the eight
+#: points of order dividing 8 (y = 1, p - 1, 0 and the two order-8 values, each with
+#: either sign) and the non-canonical spellings y = p and y = p + 1 of 0 and 1.
+_SMALL_ORDER_Y = frozenset({
+    0, 1, _P - 1, _P, _P + 1,
+    2707385501144840649318225287225658788936804267575313519463743609750303402022,
+    55188659117513257062467267217118295137698188065244968500265048394206261417927,
+})
+
+
+def weak_point(encoding: bytes) -> str | None:
+    """Why a 32-byte point encoding is unfit as a public key or as R, or None.
+
+    A small-order point (order dividing the cofactor 8) lets one signature verify for
+    every message; a non-canonical encoding (y not below p) gives one key two spellings.
+    These are the checks libsodium's ``crypto_sign_verify_detached`` makes (SIG-11).
+    """
+    y = int.from_bytes(encoding, "little") & _Y_MASK
+    if y in _SMALL_ORDER_Y:
+        return "a small-order point"
+    if y >= _P:
+        return "a non-canonical point encoding (y is not below p)"
+    return None
+
+
+def _weakness(public_key: bytes, signature: bytes) -> str | None:
+    """Why a key and signature of the right lengths fail SIG-11, or None."""
+    key = weak_point(public_key)
+    if key is not None:
+        return f"the public key is {key}"
+    if weak_point(signature[:32]) == "a small-order point":
+        return "the signature's R is a small-order point"
+    return None
+
+
 def ed25519_verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
-    """Plain Ed25519 verification (RFC 8032), False on any failure."""
+    """Strict Ed25519 verification (RFC 8032 plus SIG-11's weak-point checks), False on
+    any failure."""
     if len(public_key) != 32 or len(signature) != 64:
+        return False
+    if _weakness(bytes(public_key), bytes(signature)) is not None:
         return False
     try:
         if type(public_key) is bytes:
@@ -102,6 +143,10 @@ def _key_and_signature(address: object, signature: object) -> tuple[bytes, bytes
 
 
 def _verify_input(public_key: bytes, context: str, message: bytes, signature: bytes) -> None:
+    weakness = _weakness(public_key, signature) if len(signature) == 64 else None
+    if weakness is not None:
+        raise SignatureError(f"{weakness}, which verifies signatures nobody made",
+                             requirement="SIG-11")
     if not ed25519_verify(public_key, message, signature):
         raise SignatureError(f"signature does not verify under context {context!r}",
                              requirement="SIG-4")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from _vectorlib import edwards
 from _vectorlib.fixtures import (
     KEY_A,
     KEY_B,
@@ -25,7 +26,7 @@ from _vectorlib.fixtures import (
     vector_file,
     without,
 )
-from _vectorlib.primitives import Key, b64, canon, signing_input
+from _vectorlib.primitives import Key, address, b64, canon, signing_input
 from _vectorlib.records import BASE, EPISODE, OTHER, RULE, tombstone
 
 PUBLISHED_NOTE = "Taken from the published fg-agent-memory or fg-agent-id golden vectors."
@@ -89,6 +90,42 @@ def _signing_inputs() -> dict[str, Any]:
                               "signing_input", "signing", tests)])
 
 
+# --- weak points (SIG-11) --------------------------------------------------------------------
+
+def _weak() -> dict[str, bytes]:
+    """Small-order and non-canonical encodings, computed (never listed): see edwards.py."""
+    points = edwards.small_order_points()
+    identity = edwards.encode(points[0])
+    order8 = edwards.encode(points[1])
+    assert not edwards.equal(edwards.multiply(4, points[1]), edwards.IDENTITY)
+    sign_bit = identity[:31] + bytes([identity[31] | 0x80])
+    p_plus_1 = (edwards.P + 1).to_bytes(32, "little")
+    assert edwards.decode(sign_bit) is None and edwards.decode(p_plus_1) is None
+    assert edwards.decode(sign_bit, lenient=True) == edwards.decode(identity)
+    return {"identity": identity, "order-8": order8, "identity-sign-bit": sign_bit,
+            "identity-y-p-plus-1": p_plus_1}
+
+
+def _zero_s_signature(public: bytes, message: bytes) -> bytes:
+    """R || 0 with R the small-order point that makes [0]B == R + [h]A hold for the
+    small-order key ``public``: a signature nobody made that a cofactorless verifier
+    without SIG-11's checks accepts."""
+    for point in edwards.small_order_points():
+        signature = edwards.encode(point) + bytes(32)
+        if edwards.cofactorless_verify(public, message, signature):
+            return signature
+    raise AssertionError("no small-order R fits this message; pick another")
+
+
+def _small_r_signature(key: Key, message: bytes, r: bytes) -> bytes:
+    """A signature by ``key``'s own secret with the small-order R ``r``: S = h * a mod L,
+    so [S]B = [h]A and the equation holds with R contributing nothing."""
+    s = edwards.challenge(r, key.public, message) * edwards.secret_scalar(key.seed)
+    signature = r + (s % edwards.L).to_bytes(32, "little")
+    assert edwards.cofactorless_verify(key.public, message, signature)
+    return signature
+
+
 # --- signatures ------------------------------------------------------------------------------
 
 def _resig(rec: dict[str, Any], signature: str) -> dict[str, Any]:
@@ -127,6 +164,10 @@ def _signatures() -> dict[str, Any]:
         "wrong-input": "The message, key or signature differs from the signed one.",
         "hex-case": "Hexadecimal arguments are accepted in either letter case; hexadecimal "
                     "results are lowercase (PROTO-9).",
+        "weak-point": "A small-order or non-canonically encoded public key, or a small-order "
+                      "R (SIG-11). Each signature satisfies the cofactorless equation "
+                      "[S]B = R + [h]A when encodings are read leniently, so a verifier "
+                      "without SIG-11's checks accepts it; libsodium rejects every one.",
     }
     mem = load_published("fg-agent-memory-0.1.json")
     ident = load_published("fg-agent-id-0.2.json")
@@ -272,6 +313,40 @@ def _signatures() -> dict[str, Any]:
                          ["SIG-3", "PROTO-9"],
                          {"public_key_hex": pk_a.upper(), "message_hex": msg.hex().upper(),
                           "signature_hex": sig.hex().upper()}, expected={"valid": True}))
+    weak = _weak()
+    small_r = edwards.encode(edwards.small_order_points()[0])
+    weak_raw = [
+        ("identity-key", "The neutral element as key, R the neutral element, S = 0: "
+         "verifies any message without SIG-11", weak["identity"], msg,
+         _zero_s_signature(weak["identity"], msg)),
+        ("order-8-key", "A key of order 8 with S = 0 and the small-order R that fits",
+         weak["order-8"], msg, _zero_s_signature(weak["order-8"], msg)),
+        ("identity-key-sign-bit", "The neutral element's encoding with the sign bit set "
+         "(x = 0 has no negative): non-canonical and small-order", weak["identity-sign-bit"],
+         msg, _zero_s_signature(weak["identity-sign-bit"], msg)),
+        ("identity-key-y-p-plus-1", "The neutral element spelled y = p + 1: non-canonical "
+         "and small-order", weak["identity-y-p-plus-1"], msg,
+         _zero_s_signature(weak["identity-y-p-plus-1"], msg)),
+        ("small-order-r", "Seed A's key, R the neutral element and S = h * a mod L: made "
+         "with A's secret, but R is small-order", KEY_A.public, msg,
+         _small_r_signature(KEY_A, msg, small_r)),
+    ]
+    ed_tests += [case(f"{name}/ed25519-reject-{cid}", comment, ["weak-point"], ["SIG-11"],
+                      {"public_key_hex": pk.hex(), "message_hex": m.hex(),
+                       "signature_hex": sg.hex()}, expected={"valid": False})
+                 for cid, comment, pk, m, sg in weak_raw]
+    forged_by = address(weak["identity"])
+    forged = {**signed_payload(BASE, forged_by),
+              "signature": b64(weak["identity"] + bytes(32))}
+    small_r_record = {**payload, "signature": b64(_small_r_signature(
+        KEY_A, signing_input("record", payload), small_r))}
+    for cid, comment, rec in [
+            ("small-order-signer", "signed_by the neutral element's address, R the neutral "
+             "element, S = 0: verifies for any content without SIG-11", forged),
+            ("small-order-r", "Signed with A's secret but R the neutral element",
+             small_r_record)]:
+        verify.append(case(f"{name}/verify-reject-{cid}", comment, ["weak-point"], ["SIG-11"],
+                           {"record": rec}, error="signature"))
     groups = [
         group("derive-key", "Seed -> public key and address", "derive_key", "signing", derive),
         group("sign-record", "Record and seed -> signed record", "sign_record", "signing",
@@ -311,6 +386,8 @@ def _files() -> dict[str, Any]:
         "duplicate-id": "A record id appears twice.",
         "sequence": "The optional sequence header member (section 10.1): an integer from 0 to "
                     "2^53 - 1, signed like any other header member.",
+        "weak-point": "agent is a small-order key and the signature R = the neutral "
+                      "element, S = 0, which verifies for any content without SIG-11.",
         "number-token": "A value written with a fraction (3.0): a float, though its value is "
                         "integral; over the process protocol the engine must see the float "
                         "the token spells (PROTO-8).",
@@ -484,6 +561,19 @@ def _files() -> dict[str, Any]:
         ("signed-without-agent", "A signature but agent null", ["header-field"], "FILE-3",
          edit(pub, agent=None), True, "file"),
     ]
+    weak = _weak()
+    for cid, comment, key, require in [
+            ("small-order-agent", "A file of three records whose agent is the neutral "
+             "element, signature R = neutral element, S = 0", "identity", True),
+            ("small-order-agent-opt-out", "The same with an order-8 agent, the caller opting "
+             "out: a signature that is present is still verified", "order-8", False)]:
+        forged_payload = {**without(file_of(records, created_at=T2), "signature"),
+                          "agent": address(weak[key])}
+        message = signing_input("memory-file", forged_payload)
+        forged_file = {**forged_payload,
+                       "signature": b64(_zero_s_signature(weak[key], message))}
+        bad_verify.append((cid, comment, ["weak-point"], "SIG-11", forged_file, require,
+                           "signature"))
     assert "+" in pub["signature"] or "/" in pub["signature"]
     for cid, comment, flags, req, f, require, err in bad_verify:
         ftests.append(case(f"{name}/verify-reject-{cid}", comment, flags, [req],

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import copy
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 from memspec._canonical import canonical_json
+from memspec._encoding import decode_signature, public_key_from_address
 from memspec._errors import MemspecError
-from memspec._file import FILE_FIELDS
+from memspec._file import FILE_FIELDS, file_payload
 from memspec._record import signed_payload
-from memspec._signing import CONTEXT_MEMORY_FILE, CONTEXT_REPORT, SigningKey, verify_by_address
+from memspec._signing import (
+    CONTEXT_MEMORY_FILE,
+    CONTEXT_RECORD,
+    CONTEXT_REPORT,
+    SigningKey,
+    _weakness,
+    signing_input,
+    verify_by_address,
+)
 from memspec.selftest._shapes import rescue
 from memspec.selftest.faults import Fault, Inner, Json, after, before, per_op, repair
 
@@ -40,6 +52,55 @@ def _reduce_s(args: Json) -> Json:
     if len(signature) == 64 and s >= _L:
         args["signature_hex"] = (signature[:32] + (s % _L).to_bytes(32, "little")).hex()
     return args
+
+
+def _lax_verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
+    """Ed25519 as OpenSSL verifies it: RFC 8032's equation, no weak-point checks."""
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def _lax_by_address(address: object, context: str, payload: object, signature: object) -> bool:
+    """True when ``signature`` fails only SIG-11: it has a weak point and verifies laxly."""
+    try:
+        public_key, raw = public_key_from_address(address), decode_signature(signature)
+        message = signing_input(context, payload)
+    except MemspecError:
+        return False
+    return _weakness(public_key, raw) is not None and _lax_verify(public_key, message, raw)
+
+
+def _weak_ed25519(op: str, args: Json, inner: Inner) -> Json:
+    result = inner(op, args)
+    try:
+        key, message, signature = (bytes.fromhex(args[name]) for name in (
+            "public_key_hex", "message_hex", "signature_hex"))
+    except (KeyError, TypeError, ValueError):
+        return result
+    if len(key) == 32 and len(signature) == 64 and _weakness(key, signature) is not None:
+        return {"valid": _lax_verify(key, message, signature)}
+    return result
+
+
+def _weak_record(op: str, args: Json, inner: Inner) -> Json | None:
+    record = args.get("record")
+    if isinstance(record, dict) and _lax_by_address(
+            record.get("signed_by"), CONTEXT_RECORD,
+            signed_payload(record, str(record.get("signed_by"))), record.get("signature")):
+        return {"signed": True}
+    return None
+
+
+def _weak_file(op: str, args: Json, inner: Inner) -> Json | None:
+    memory_file = args.get("file")
+    if isinstance(memory_file, dict) and _lax_by_address(
+            memory_file.get("agent"), CONTEXT_MEMORY_FILE, file_payload(memory_file),
+            memory_file.get("signature")):
+        return {}
+    return None
 
 
 def _other_contexts(op: str, args: Json, inner: Inner) -> Json | None:
@@ -112,6 +173,12 @@ FAULTS = (
     Fault("ed25519-accepts-s-plus-l", "SIG-3", "signing",
           "Ed25519 verification reduces a non-canonical S (S >= L) instead of rejecting it",
           before("ed25519_verify", _reduce_s)),
+    Fault("ed25519-accepts-small-order", "SIG-11", "signing",
+          "Ed25519 verification skips the weak-point checks: a small-order or non-canonical "
+          "key, or a small-order R, verifies when RFC 8032's equation holds",
+          per_op({"ed25519_verify": _weak_ed25519,
+                  "verify_record": rescue("verify_record", "signature", _weak_record),
+                  "verify_file": rescue("verify_file", "signature", _weak_file)})),
     Fault("verify-accepts-other-context", "SIG-4", "signing",
           "a record signature made under the memory-file or conformance-report context "
           "verifies", rescue("verify_record", "signature", _other_contexts)),
