@@ -26,7 +26,7 @@ def test_smoke_reference_in_process_and_as_process(memspec):
 
 def test_smoke_unknown_engine_is_typed(memspec):
     run = memspec("smoke", "--engine", "no-such-engine")
-    assert run.code == 1
+    assert run.code == 2  # a usage error
     assert "reference" in run.err  # the message lists the engines that exist
 
 

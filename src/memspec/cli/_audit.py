@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from memspec._audit import audit_digest, audit_path, render_markdown
 from memspec._canonical import canonical_json
-from memspec.cli._io import write_output
+from memspec.cli._io import UsageError, write_output
 
 __all__ = ["cmd_audit", "register"]
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Build the report of ``args.path`` and write it in the chosen format."""
+    if not Path(args.path).exists():
+        raise UsageError(f"{args.path}: no such file or directory")
     report = audit_path(args.path)
     digest = audit_digest(report)
     if args.format == "json" or args.json:

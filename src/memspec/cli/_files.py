@@ -8,22 +8,53 @@ from typing import Any
 
 from memspec._bundle import diff_records, fingerprint, merge_records
 from memspec._canonical import canonical_json
-from memspec._encoding import canonical_timestamp, public_key_from_address
-from memspec._errors import MemspecError, SignatureError
+from memspec._errors import FileError, MemspecError, RecordError, SignatureError
 from memspec._file import FORMAT_VERSION, validate_file, verify_file
 from memspec._graph import Problem, check_records
 from memspec._record import birth_digest, record_id, verify_record
+from memspec.cli import _args
 from memspec.cli._io import Input, UsageError, emit, read_input, write_output
 
 __all__ = ["register"]
 
 
+_NOT_RECORDS = ("input is neither a record, a list of records, a JSONL stream nor a memory "
+                "file")
+
+
+def record_set(loaded: Input) -> tuple[dict[str, Any], ...]:
+    """The records of an input that documents a set of records; MemspecError for anything else.
+
+    A memory file whose ``records`` is not an array, a value that is neither a record
+    nor a memory file, or a list with a member that is not an object is refused here,
+    never read as an empty or partial set.
+    """
+    if loaded.kind == "value":
+        raise RecordError(f"{loaded.path}: {_NOT_RECORDS}", requirement="REC-1")
+    if loaded.kind == "file" and not isinstance(loaded.value["records"], list):
+        raise FileError(f"{loaded.path}: records must be an array", pointer="/records",
+                        requirement="FILE-1")
+    for index, record in enumerate(loaded.records):
+        if not isinstance(record, dict):
+            raise RecordError(f"{loaded.path}: record {index} is a JSON "
+                              f"{_json_type(record)}, not an object", requirement="REC-1")
+    return loaded.records
+
+
+def _json_type(value: object) -> str:
+    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array",
+             type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
 def _problems_for(loaded: Input) -> list[Problem]:
     if loaded.kind == "value":
-        return [Problem(0, None, "", "REC-1", "input is neither a record, a list of records, "
-                        "a JSONL stream nor a memory file")]
+        return [Problem(0, None, "", "REC-1", _NOT_RECORDS)]
     problems: list[Problem] = []
     if loaded.kind == "file":
+        if not isinstance(loaded.value["records"], list):
+            return [Problem(-1, None, "/records", "FILE-1", "records must be an array, not a "
+                            f"JSON {_json_type(loaded.value['records'])}")]
         try:
             validate_file({**loaded.value, "records": []})
         except MemspecError as exc:
@@ -72,20 +103,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _address(text: str) -> str:
-    """An argparse type: an agent address (amp:key:...), else a usage error naming why."""
-    try:
-        public_key_from_address(text)
-    except MemspecError as exc:
-        raise argparse.ArgumentTypeError(f"not an agent address: {exc.message}") from exc
-    return text
-
-
 def _verify_path(path: str, allow_unsigned: bool,
                  expected_agent: str | None = None) -> tuple[dict[str, Any], str, bool]:
     loaded = read_input(path)
     result: dict[str, Any] = {"path": path, "kind": loaded.kind}
     try:
+        record_set(loaded)
         if loaded.kind == "file":
             verify_file(loaded.value, require_signature=not allow_unsigned,
                         expected_agent=expected_agent)
@@ -144,9 +167,7 @@ def _verify_one(record: Any) -> bool:
 def cmd_id(args: argparse.Namespace) -> int:
     loaded = read_input(args.path)
     rows: list[dict[str, Any]] = []
-    for record in loaded.records or (loaded.value,):
-        if not isinstance(record, dict):
-            raise MemspecError("a record is a JSON object", requirement="REC-1")
+    for record in record_set(loaded):
         rid = record_id(record)
         rows.append({"id": rid, "birth_digest": birth_digest(record),
                      "matches": record.get("id") == rid if "id" in record else None})
@@ -161,7 +182,9 @@ def cmd_canonicalize(args: argparse.Namespace) -> int:
     loaded = read_input(args.path)
     data = canonical_json(loaded.value)
     if args.json:
-        emit(True, {"hex": data.hex(), "length": len(data)}, "")
+        if args.output:
+            write_output(args.output, data)
+        emit(True, {"hex": data.hex(), "length": len(data), "output": args.output}, "")
     elif args.hex:
         print(data.hex())
     else:
@@ -170,14 +193,14 @@ def cmd_canonicalize(args: argparse.Namespace) -> int:
 
 
 def cmd_fingerprint(args: argparse.Namespace) -> int:
-    loaded = read_input(args.path)
-    digest = fingerprint(loaded.records)
-    emit(args.json, {"fingerprint": digest, "records": len(loaded.records)}, digest)
+    records = record_set(read_input(args.path))
+    digest = fingerprint(records)
+    emit(args.json, {"fingerprint": digest, "records": len(records)}, digest)
     return 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    diff = diff_records(read_input(args.a).records, read_input(args.b).records)
+    diff = diff_records(record_set(read_input(args.a)), record_set(read_input(args.b)))
     lines = [f"{len(diff.added)} added, {len(diff.removed)} removed, "
              f"{len(diff.changed)} changed, {diff.unchanged} unchanged"]
     lines += [f"+ {i}" for i in diff.added] + [f"- {i}" for i in diff.removed]
@@ -188,8 +211,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    merge = merge_records([read_input(p).records for p in args.paths], prefer=args.prefer)
-    now = canonical_timestamp(args.now) if args.now else None
+    merge = merge_records([record_set(read_input(p)) for p in args.paths], prefer=args.prefer)
+    now: str | None = args.now
     lines = [f"{len(merge.records)} records, {len(merge.conflicts)} conflicts"]
     lines += [f"! {rid}: {len(versions)} differing versions" for rid, versions in merge.conflicts]
     if merge.conflicts and args.prefer is None:
@@ -231,7 +254,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     p.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
     p.add_argument("--allow-unsigned", action="store_true",
                    help="accept an unsigned file or record (explicit opt-out)")
-    p.add_argument("--expect-agent", type=_address, metavar="ADDRESS",
+    p.add_argument("--expect-agent", type=_args.address, metavar="ADDRESS",
                    help="require the file (or every record) to be signed by this agent: "
                         "a file re-signed by anyone else is refused (FILE-11)")
     p = add("id", cmd_id, "Print the content address of each record (and whether it matches).",
@@ -257,5 +280,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--prefer", choices=("first", "last"),
                    help="resolve conflicts explicitly by input order")
-    p.add_argument("--now", help="created_at of the merged file (RFC 3339)")
+    p.add_argument("--now", type=_args.timestamp,
+                   help="created_at of the merged file (RFC 3339)")
     p.add_argument("-o", "--output", help="write the merged memory file here")

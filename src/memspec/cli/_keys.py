@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from memspec._canonical import canonical_json, parse_json
-from memspec._encoding import canonical_timestamp
-from memspec._errors import EncodingError, MemspecError
+from memspec._errors import EncodingError, FileError, MemspecError
 from memspec._file import sign_file, validate_file
 from memspec._record import is_tombstone, sign_record
 from memspec._signing import SigningKey
+from memspec.cli import _args
 from memspec.cli._io import UsageError, emit, read_input, write_output
 
 __all__ = ["load_key", "register"]
@@ -56,14 +56,14 @@ def cmd_sign(args: argparse.Namespace) -> int:
     key = load_key(args.key)
     loaded = read_input(args.path)
     if loaded.kind != "file":
-        raise UsageError(f"{args.path}: not a memory file")
+        raise FileError(f"{args.path}: not a memory file", requirement="FILE-1")
     memory_file: dict[str, Any] = dict(loaded.value)
     validate_file(memory_file)
     if args.records:
         memory_file["records"] = [r if is_tombstone(r) else sign_record(r, key)
                                   for r in memory_file["records"]]
     if args.now:
-        memory_file["created_at"] = canonical_timestamp(args.now)
+        memory_file["created_at"] = args.now
     signed = sign_file(memory_file, key)
     write_output(args.output, canonical_json(signed) + (b"" if args.output else b"\n"))
     if args.output:
@@ -95,6 +95,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     p.add_argument("path", metavar="PATH")
     p.add_argument("--key", required=True, help="key file from memspec keygen")
     p.add_argument("--records", action="store_true", help="also sign every record")
-    p.add_argument("--now", help="set the file's created_at (RFC 3339)")
+    p.add_argument("--now", type=_args.timestamp, help="set the file's created_at (RFC 3339)")
     p.add_argument("-o", "--output", help="write the signed file here (default stdout)")
     p.set_defaults(func=cmd_sign)

@@ -105,15 +105,19 @@ def _no_report(code: int, output: str) -> None:
 def cmd_certify(args: argparse.Namespace) -> int:
     out_dir = Path(args.out_dir).resolve()
     report_path = Path(args.report).resolve() if args.report else out_dir / "report.json"
-    report_path.parent.mkdir(parents=True, exist_ok=True)
     kit_args = _kit_args(args) + jobs_args(args.jobs)
     if args.thorough:
         kit_args.append("--memspec-thorough")
     if args.sign_key:
         kit_args.append(f"--memspec-sign-report={load_key(args.sign_key).seed.hex()}")
+    made = [d for d in (report_path.parent, *report_path.parent.parents) if not d.exists()]
+    report_path.parent.mkdir(parents=True, exist_ok=True)
     code, report, output = run_kit(kit_args, ["--pyargs", "memspec.conformance"],
                                    show_output=not args.json, report=report_path)
     if report is None:
+        for directory in made:  # leave no empty report directory behind a run that never ran
+            if directory.is_dir() and not any(directory.iterdir()):
+                directory.rmdir()
         _no_report(code, output)
     summary = out_dir / "report.md" if not args.report else report_path.with_suffix(".md")
     badge = out_dir / "badge.svg" if not args.report else report_path.with_name(
@@ -174,6 +178,11 @@ def _case_index() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
 
 def cmd_vectors(args: argparse.Namespace) -> int:
     cases = _case_index()
+    known = {name.removesuffix(".json") for name, _, _ in cases}
+    unknown = sorted(set(args.file or ()) - known)
+    if unknown:
+        raise UsageError(f"no vectors file named {', '.join(map(repr, unknown))}; the files "
+                         f"are: {', '.join(sorted(known))}")
     chosen = [
         (name, group, case) for name, group, case in cases
         if (not args.file or name.removesuffix(".json") in args.file)
@@ -181,6 +190,8 @@ def cmd_vectors(args: argparse.Namespace) -> int:
         and (not args.flag or set(args.flag) & set(case.get("flags", [])))
         and (not args.id or case["id"] in args.id)
     ]
+    if not chosen:
+        raise UsageError("no vector matches the selection")
     if args.action == "list":
         files = Counter(name for name, _, _ in chosen)
         rows: list[dict[str, Any]] = [{"file": name, "tests": n,
@@ -195,8 +206,6 @@ def cmd_vectors(args: argparse.Namespace) -> int:
         return 0
     if not (args.engine or args.engine_cmd):
         raise UsageError("vectors check needs --engine or --engine-cmd")
-    if not chosen:
-        raise UsageError("no vector matches the selection")
     import memspec.conformance.suites as suites
 
     module = Path(suites.__file__).with_name("test_vectors.py")
