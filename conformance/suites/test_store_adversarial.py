@@ -220,3 +220,4 @@ def test_export_orders_by_id_not_by_birth(engine: Any, clock: Any) -> None:
         f"FILE-8: export listed {ids}, not ascending id order (records born at distinct "
         "instants whose birth order differs from their id order)"
     )
+

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from memspec._errors import MemspecError
+from memspec._errors import EncodingError, MemspecError
 from memspec._file import sign_file
 from memspec._signing import SigningKey
 from memspec.selftest._shapes import put_record, records_in, rescue
@@ -111,6 +111,18 @@ def _accept_changed_occurred_at(op: str, args: Json, inner: Inner) -> Json | Non
     return inner(op, {**args, "record": carried})
 
 
+_FEB_29 = re.compile(r"(\d{4})-02-29T")
+
+
+def _no_400_rule(op: str, args: Json, inner: Inner) -> Json:
+    """A leap-year test of ``year % 4 == 0 and year % 100 != 0``: 29 February 2000 fails."""
+    value = args.get("value")
+    match = _FEB_29.match(value) if isinstance(value, str) else None
+    if match is not None and int(match.group(1)) % 100 == 0:
+        raise EncodingError(f"{value!r} names no real day")
+    return inner(op, args)
+
+
 FAULTS = (
     Fault("iterate-orders-by-birth", "STORE-5", "store",
           "iterate and list order records by (created_at, id) instead of by id",
@@ -134,6 +146,9 @@ FAULTS = (
           "put accepts a new version whose occurred_at differs from the first version's "
           "(and quietly stores the birth value instead)",
           rescue("put", "record", _accept_changed_occurred_at)),
+    Fault("leap-year-without-400-rule", "ENC-5", "format",
+          "canonical timestamps reject 29 February of every century year, 2000 included",
+          only("canonical_timestamp", _no_400_rule)),
     Fault("export-orders-by-birth", "FILE-8", "files",
           "export lists records by (created_at, id) instead of by id",
           after("export", _export_by_birth)),
