@@ -388,10 +388,11 @@ def test_create_needs_a_new_record_born_active(kit: Kit, engine: Any, clock: Any
                         proposal=build.proposal("create", record), now=now)
 
 
-@pytest.mark.requirement("RULE-1")
-@pytest.mark.profile("lifecycle")
+@pytest.mark.requirement("OP-6")
 def test_rule_without_evidence_is_rejected(kit: Kit, engine: Any, clock: Any) -> None:
-    expect_rejected(engine, "apply_proposal", "record", "RULE-1",
+    # RULE-1 itself is a format rule, judged by the record vectors; here it is the create
+    # proposal's record that must be valid (OP-6), judged with lifecycle operations.
+    expect_rejected(engine, "apply_proposal", "record", "OP-6",
                     "a create of a rule with empty evidence",
                     proposal=build.proposal("create", kit.new("always lock the door", "rule")),
                     now=clock.advance(seconds=1))

@@ -1,6 +1,7 @@
 """The background passes on the cases friendly data never reaches.
 
-Every version a pass writes is stamped with the pass's ``now`` (LC-5); the flag
+Every version a pass writes is stamped with the pass's ``now`` (LC-5, judged as CONS-15
+and DEC-1 so that each profile's own operations judge it); the flag
 sweep visits superseded rules too (CONS-11); slot values are compared as
 canonical JSON, so ``1`` and ``true`` disagree (CONS-13); exact-dedup ties on
 confidence fall to the earliest ``created_at``, then the smallest id (CONS-5);
@@ -79,11 +80,10 @@ def _seed_every_sub_pass(seeds: Seeds) -> None:
     seeds.put("Restart the VPN client whenever it hangs.", "rule", evidence=[dead["id"]])
 
 
-# -- LC-5: the pass's now, on every version it writes -----------------------------------
+# -- CONS-15, DEC-1: the pass's now (LC-5), on every version it writes ------------------
 
 
-@pytest.mark.requirement("LC-5")
-@pytest.mark.profile("consolidation")
+@pytest.mark.requirement("CONS-15")
 def test_consolidation_stamps_every_write_with_its_now(seeds: Seeds, engine: Any,
                                                        clock: Any) -> None:
     _seed_every_sub_pass(seeds)
@@ -92,17 +92,17 @@ def test_consolidation_stamps_every_write_with_its_now(seeds: Seeds, engine: Any
     engine.call("consolidate", now=now, config={"near_dup_threshold": "0.6",
                                                 "promotion_threshold": 3})
     written = _written_since(before, engine)
-    assert written, "LC-5: kit data: the pass wrote nothing"
+    assert written, "CONS-15: kit data: the pass wrote nothing"
     for version in written:
-        assert version["updated_at"] == now, (
-            f"LC-5: consolidation at {now} wrote a version of {version['id']} "
+        born = [version["created_at"]] if version["updated_at"] == version["created_at"] else []
+        assert version["updated_at"] == now and all(b == now for b in born), (
+            f"CONS-15: consolidation at {now} wrote a version of {version['id']} "
             f"({version['state']}) with updated_at {version['updated_at']}; every change is "
-            "stamped with the operation's now, never a clock of the engine's own"
+            "stamped with the operation's now (LC-5), never a clock of the engine's own"
         )
 
 
-@pytest.mark.requirement("LC-5")
-@pytest.mark.profile("decay")
+@pytest.mark.requirement("DEC-1")
 def test_decay_stamps_every_archival_with_its_now(seeds: Seeds, engine: Any,
                                                   clock: Any) -> None:
     for i in range(3):
@@ -111,11 +111,12 @@ def test_decay_stamps_every_archival_with_its_now(seeds: Seeds, engine: Any,
     now = clock.advance(days=400, hours=7, ms=321)
     report = engine.call("decay", now=now)
     written = _written_since(before, engine)
-    assert report["archived"] and written, "LC-5: kit data: decay archived nothing"
+    assert report["archived"] and written, "DEC-1: kit data: decay archived nothing"
     for version in written:
         assert version["updated_at"] == now, (
-            f"LC-5: decay at {now} archived {version['id']} with updated_at "
-            f"{version['updated_at']}; the archival is stamped with the operation's now"
+            f"DEC-1: decay at {now} archived {version['id']} with updated_at "
+            f"{version['updated_at']}; the archival is a lifecycle change stamped with the "
+            "operation's now (LC-5)"
         )
 
 

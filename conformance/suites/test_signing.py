@@ -14,7 +14,6 @@ from memspec import (
     CONTEXT_REPORT,
     MemspecError,
     SigningKey,
-    canonical_json,
     sign_file,
     sign_record,
     signed_payload,
@@ -154,23 +153,6 @@ def test_evolution_clears_the_signature(engine: Any, record: dict[str, Any],
     assert verify_record(record) is True, "SIG-9: the signed version no longer verifies"
     assert engine.call("verify_record", record=record)["signed"] is True, (
         "SIG-9: the engine no longer verifies the signed earlier version"
-    )
-
-
-@pytest.mark.requirement("SIG-9", "STORE-8")
-@pytest.mark.profile("lifecycle")
-def test_lifecycle_versions_of_signed_records_are_unsigned(engine: Any, clock: Any,
-                                                           keys: Any) -> None:
-    signed = sign_record(build.record(created_at=clock.now()), keys.a)
-    engine.call("put", record=signed)
-    engine.call("apply_proposal", proposal=build.proposal(
-        "archive", target_id=signed["id"], reason="retired"), now=clock.advance(seconds=1))
-    first, latest = engine.call("history", id=signed["id"])["records"]
-    assert latest["signed_by"] is None and latest["signature"] == "", (
-        "SIG-9: the archived version of a signed record kept the stale signature"
-    )
-    assert canonical_json(first) == canonical_json(signed) and verify_record(first), (
-        "SIG-9: the signed birth version no longer verifies in history"
     )
 
 

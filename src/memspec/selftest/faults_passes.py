@@ -212,11 +212,24 @@ def _merge_conflicts(op: str, args: Json, inner: Inner) -> Json:
     return {**report, "actions": actions + report["actions"]}
 
 
+def _archive_keeps_signature(result: Json, args: Json) -> Json:
+    """The archive lifecycle function copies the record and changes only its state fields."""
+    if args.get("operation") == "archive":
+        sources = [r for r in args.get("records") or [] if isinstance(r, dict)]
+        for version, source in zip(result["records"], sources, strict=False):
+            version["signed_by"] = source.get("signed_by")
+            version["signature"] = source.get("signature", "")
+    return result
+
+
 FAULTS = (
-    Fault("consolidation-stamps-wall-clock", "LC-5", "lifecycle",
+    Fault("lifecycle-archive-keeps-signature", "LC-6", "lifecycle",
+          "the archive lifecycle function keeps the record's signature on the new version",
+          after("lifecycle", _archive_keeps_signature)),
+    Fault("consolidation-stamps-wall-clock", "CONS-15", "consolidation",
           "consolidation stamps the versions it writes with its own clock, not the pass's now",
           before(_C, _wall_clock)),
-    Fault("decay-stamps-wall-clock", "LC-5", "lifecycle",
+    Fault("decay-stamps-wall-clock", "DEC-1", "decay",
           "decay stamps its archivals with its own clock, not the pass's now",
           before("decay", _wall_clock)),
     Fault("sweep-skips-superseded-rules", "CONS-11", "consolidation",
