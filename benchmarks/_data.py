@@ -21,6 +21,7 @@ from memspec import FORMAT_VERSION, SigningKey, record_id, sign_file, sign_recor
 
 __all__ = [
     "SEED_HEX",
+    "agent_records",
     "memory_file",
     "nfc_probe",
     "signed_records",
@@ -200,3 +201,90 @@ def nfc_probe() -> dict[str, Any]:
     """A record-shaped value whose strings are not in NFC (decomposed accents)."""
     return {"body": "Cafe\u0301 on the Zu\u0308rich office floor", "tags": ["re\u0301sume\u0301"],
             "slots": {"city": "Sa\u0303o Paulo"}, "n": 3}
+
+
+_ATTRIBUTES = ("owner", "status", "location", "version", "deadline", "budget", "contact",
+               "schedule", "password policy", "backup plan", "vendor", "priority")
+
+
+def _agent_value(rng: random.Random) -> str:
+    return f"{rng.choice(_VALUES)} {rng.randrange(1000)}"
+
+
+def agent_records(count: int, seed: int = 20260202) -> list[dict[str, Any]]:
+    """``count`` wire records shaped like one agent's memory after months of use.
+
+    Mostly distinct facts, episodes and procedures about a Zipf-distributed set of
+    entities (the pool grows with the count: a few come up all the time, most
+    once or twice; each entity is a numbered name such as ``billing dashboard 17``
+    so that entities are distinct words, not just distinct word pairs); a few
+    clusters of near-duplicates (about 3% of records restate an earlier fact with
+    different case, punctuation or articles, in clusters of 2-4); and a few
+    contradictions (about 1% negate an earlier fact, about 1% give an earlier slot
+    a new value). Deterministic in ``seed`` and ``count``; unsigned.
+    """
+    rng = random.Random(seed)
+    pool = max(100, count // 3)
+    agent = SigningKey.from_hex(SEED_HEX).address
+    facts: list[tuple[str, str, str]] = []  # (entity, attribute, value) of plain facts
+    used: dict[str, set[str]] = {}
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    index = 0
+    while len(out) < count:
+        index += 1
+        entity_no = min(pool, int(rng.paretovariate(1.1))) - 1 if rng.random() < 0.1 \
+            else rng.randrange(pool)
+        entity = f"{_ADJECTIVES[entity_no % len(_ADJECTIVES)]} " \
+                 f"{_NOUNS[(entity_no // len(_ADJECTIVES)) % len(_NOUNS)]} {entity_no}"
+        roll = rng.random()
+        slots: dict[str, Any] = {}
+        kind = "fact"
+        if roll < 0.03 and facts:
+            entity, attribute, value = rng.choice(facts[-500:])
+            body = rng.choice((f"the {attribute} of the {entity} is {value}",
+                               f"The {attribute} of {entity} is {value}!",
+                               f"THE {attribute.upper()} OF THE {entity.upper()} IS {value}."))
+            slots = {f"{entity} {attribute}": value}
+        elif roll < 0.04 and facts:
+            entity, attribute, value = rng.choice(facts)
+            body = f"The {attribute} of the {entity} is not {value} any more."
+        elif roll < 0.05 and facts:
+            entity, attribute, _ = rng.choice(facts)
+            value = _agent_value(rng)
+            body = f"The {attribute} of the {entity} is now {value}."
+            slots = {f"{entity} {attribute}": value}
+        elif roll < 0.55:
+            attribute, value = rng.choice(_ATTRIBUTES), _agent_value(rng)
+            taken = used.setdefault(entity, set())
+            while attribute in taken:  # a new fact about a new aspect, not an update
+                attribute = f"{rng.choice(_ATTRIBUTES)} {rng.randrange(100_000)}"
+            taken.add(attribute)
+            body = f"The {attribute} of the {entity} is {value}."
+            slots = {f"{entity} {attribute}": value}
+            facts.append((entity, attribute, value))
+        elif roll < 0.85:
+            kind = "episode"
+            body = (f"On {rng.randrange(1, 29)} {rng.choice(_MONTHS)}, {rng.choice(_PEOPLE)} "
+                    f"asked about the {entity} and we agreed to {rng.choice(_ACTIONS)}.")
+        else:
+            kind = "procedure"
+            body = (f"To {rng.choice(_ACTIONS)} for the {entity}, open runbook "
+                    f"{rng.randrange(10_000)} and tell {rng.choice(_PEOPLE)}.")
+        created = _timestamp(rng, index)
+        provenance = {"kind": rng.choice(_KINDS), "ref": f"session-{index // 40:05d}",
+                      "agent": agent if rng.random() < 0.7 else None}
+        birth = {"type": kind, "body": body, "slots": slots, "provenance": provenance,
+                 "created_at": created}
+        rid = record_id(birth)
+        if rid in seen:
+            continue
+        seen.add(rid)
+        out.append({
+            "id": rid, **birth, "state": "active",
+            "confidence": f"{rng.randint(50, 100) / 100:.4f}", "updated_at": created,
+            "evidence": [], "supersedes": None, "superseded_by": None, "transition": None,
+            "state_reason": None, "tags": rng.sample(_TAGS, rng.choice((0, 1, 1, 2))),
+            "flagged": False, "flag_reason": None, "signed_by": None, "signature": "",
+        })
+    return out

@@ -35,6 +35,7 @@ EXPECTED = (
     "file-store-put",
     "recall-latency-growth",
     "consolidation-growth",
+    "consolidation-growth-agent-shaped",
     "near-dup-distinct-merged",
     "near-dup-duplicates-missed",
     "conformance-suite-process-overhead",

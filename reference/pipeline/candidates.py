@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, getcontext
 
+from memspec import canonical_json
 from memspec.reference.records import MemoryRecord
 from memspec.reference.text import content_words, polarity, stem, tokenize, trigrams
 
@@ -35,6 +36,7 @@ __all__ = [
     "TextFeatures",
     "block_keys",
     "candidate_pairs",
+    "cross_join",
     "merge_cuts",
     "prefix_join",
     "shares_block",
@@ -158,6 +160,15 @@ class TextFeatures:
         self._words: dict[str, frozenset[str]] = {}
         self._polarity: dict[str, int] = {}
         self._wording: dict[str, tuple[str, ...]] = {}
+        self._slots: dict[str, tuple[MemoryRecord, dict[str, bytes]]] = {}
+
+    def slot_values(self, record: MemoryRecord) -> dict[str, bytes]:
+        """``record.slots`` with each value as canonical JSON (held per record object)."""
+        held = self._slots.get(record.id)
+        if held is None or held[0] is not record:
+            held = self._slots[record.id] = (
+                record, {key: canonical_json(value) for key, value in record.slots.items()})
+        return held[1]
 
     def wording(self, record: MemoryRecord) -> tuple[str, ...]:
         """:func:`wording` of ``record.body``."""
@@ -275,4 +286,63 @@ def prefix_join(sets: Mapping[str, frozenset[str]], threshold: Decimal,
             sizes[token].append(size)
             keys[token].append(key)
         pairs.update((other, key) if other < key else (key, other) for other in found)
+    return Join(frozenset(pairs), cut, purged)
+
+
+def cross_join(left: Mapping[str, frozenset[str]], right: Mapping[str, frozenset[str]],
+               threshold: Decimal, max_block: int | None = None) -> Join | None:
+    """Every (left key, right key) pair, as an ordered id pair, whose sets may have Jaccard
+    similarity >= ``threshold``: :func:`prefix_join` across two collections.
+
+    Pairs within one side are never candidates, so a join of a few negated
+    records against many plain ones costs what the few cost. The filter is the
+    plain prefix filter: tokens ordered rarest first over both sides, a set's
+    prefix is its first ``|x| - ceil(t|x|) + 1`` tokens, and a pair reaching the
+    threshold shares its rarest common token in both prefixes (the overlap is at
+    least ``t * max(|x|, |y|)``); a size filter (``t|x| <= |y| <= |x|/t``) drops the
+    rest, and so does a float Jaccard check with a little slack (the pairs returned are
+    nearly all true ones). The smaller side is indexed. ``max_block`` purges as in
+    :func:`prefix_join`.
+    None when no filter applies (a threshold at or near 0).
+    """
+    low = _usable(threshold)
+    if low is None:
+        return None
+    frequency = Counter(token for sets in (left, right) for tokens in sets.values()
+                        for token in tokens)
+    purged = ({token: count for token, count in frequency.items() if count > max_block}
+              if max_block is not None else {})
+    cut: dict[str, frozenset[str]] = {}
+
+    def prefix(key: str, tokens: frozenset[str]) -> list[str]:
+        ordered = sorted(tokens, key=lambda token: (frequency[token], token))
+        head = ordered[:len(ordered) - math.ceil(low * len(ordered)) + 1]
+        if purged:
+            skipped = frozenset(t for t in head if t in purged)
+            if skipped:
+                cut[key] = skipped
+                head = [t for t in head if t not in purged]
+        return head
+
+    indexed, probed = (left, right) if len(left) <= len(right) else (right, left)
+    postings: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for key, tokens in indexed.items():
+        if tokens:
+            for token in prefix(key, tokens):
+                postings[token].append((len(tokens), key))
+    pairs: set[tuple[str, str]] = set()
+    # Why: a float Jaccard with this slack never drops a pair whose exact similarity
+    # reaches the threshold (sets are small, so the float is off by far less).
+    floor = float(low) - 1e-9
+    for key, tokens in probed.items():
+        if not tokens:
+            continue
+        size = len(tokens)
+        least, most = low * size, size / low
+        found = {other for token in prefix(key, tokens) for other_size, other in
+                 postings.get(token, ()) if least <= other_size <= most}
+        for other in found:
+            shared = len(tokens & indexed[other])
+            if shared / (size + len(indexed[other]) - shared) >= floor:
+                pairs.add((other, key) if other < key else (key, other))
     return Join(frozenset(pairs), cut, purged)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from memspec import canonical_json, confidence_from_wire
+from memspec import confidence_from_wire
 from memspec.reference.pipeline.candidates import (
     DEFAULT_MAX_BLOCK,
     CandidateGroups,
@@ -33,8 +33,8 @@ from memspec.reference.pipeline.candidates import (
     Pair,
     TextFeatures,
     candidate_pairs,
+    cross_join,
     merge_cuts,
-    prefix_join,
     shares_block,
     sorted_pairs,
 )
@@ -139,10 +139,16 @@ def strength_key(record: MemoryRecord) -> tuple[Decimal, str, str]:
     return (-Decimal(record.confidence), record.created_at, record.id)
 
 
-def _slot_conflict(a: MemoryRecord, b: MemoryRecord) -> str | None:
+def _slot_conflict(a: MemoryRecord, b: MemoryRecord,
+                   features: TextFeatures | None = None) -> str | None:
     """The first shared slot key (sorted) whose values differ, if any."""
-    for key in sorted(set(a.slots) & set(b.slots)):
-        if canonical_json(a.slots[key]) != canonical_json(b.slots[key]):
+    shared = a.slots.keys() & b.slots.keys()
+    if not shared:
+        return None
+    features = features or TextFeatures()
+    values_a, values_b = features.slot_values(a), features.slot_values(b)
+    for key in sorted(shared):
+        if values_a[key] != values_b[key]:
             return key
     return None
 
@@ -188,7 +194,8 @@ class TrigramNearDupOperator(NearDupOperator):
             return None
         if features.wording(a) != features.wording(b):
             return None
-        if _slot_conflict(a, b) is not None or features.polarity(a) != features.polarity(b):
+        if (_slot_conflict(a, b, features) is not None
+                or features.polarity(a) != features.polarity(b)):
             return None
         similarity = jaccard(features.trigrams(a), features.trigrams(b))
         if Decimal(similarity) < self.threshold:
@@ -277,12 +284,15 @@ class HeuristicContradictionOperator(ContradictionOperator):
                  max_block: int | None = DEFAULT_MAX_BLOCK) -> None:
         self.threshold = Decimal(str(threshold))
         self.max_block = max_block
+        # Why: the pass asks propose_transition about every candidate; the features of
+        # its records were computed for candidate_set already (reset there, per pass).
+        self._features = TextFeatures()
 
     def reason(self, a: MemoryRecord, b: MemoryRecord, features: TextFeatures) -> str | None:
         """Why ``a`` and ``b`` contradict, None where this operator abstains."""
         if a.type not in _CLAIM_TYPES or b.type not in _CLAIM_TYPES or a.id == b.id:
             return None
-        key = _slot_conflict(a, b)
+        key = _slot_conflict(a, b, features)
         if key is not None:
             return f"slot {key!r} disagrees"
         if features.polarity(a) != features.polarity(b) and (
@@ -298,43 +308,45 @@ class HeuristicContradictionOperator(ContradictionOperator):
     def candidate_set(self, records: Sequence[MemoryRecord]) -> CandidateSet:
         """Exactly the blocked pairs this operator acts on.
 
-        Slot conflicts come from records sharing a slot key; negations from a
-        prefix-filtered join (:func:`prefix_join`) over content words, kept
-        when the polarities differ; each pair is then checked with :meth:`reason`
-        on features computed once per record. A content word held by more than
-        ``max_block`` records is purged, and the records that skipped one are the
-        cuts. Slot keys are never purged: the default operator must find every
-        slot conflict (CONS-13). A subclass that overrides
+        Slot conflicts come from records sharing a slot key: pairs across the
+        value groups of each key (a grouping, no pairwise scan). Negations come
+        from a prefix-filtered join (:func:`cross_join`) over content words
+        between the negated and the plain records only. Each pair is then checked
+        with :meth:`reason` on features computed once per record. A content word
+        held by more than ``max_block`` records is purged, and the records that
+        skipped one are the cuts. Slot keys are never purged: the default operator
+        must find every slot conflict (CONS-13). A subclass that overrides
         :meth:`propose_transition` or :meth:`reason` gets the blocked set instead.
         """
         cls = type(self)
+        features = self._features = TextFeatures()
         if (cls.propose_transition is not HeuristicContradictionOperator.propose_transition
                 or cls.reason is not HeuristicContradictionOperator.reason):
             return CandidateSet(tuple(super().candidates(records)))
-        features = TextFeatures()
         by_id = {r.id: r for r in records if r.type in _CLAIM_TYPES}
-        join = prefix_join({rid: features.words(r) for rid, r in by_id.items()},
-                           self.threshold, self.max_block)
+        sides: dict[int, dict[str, frozenset[str]]] = {1: {}, -1: {}}
+        for rid, record in by_id.items():
+            sides[features.polarity(record)][rid] = features.words(record)
+        join = cross_join(sides[1], sides[-1], self.threshold, self.max_block)
         if join is None:
             return CandidateSet(tuple((a, b) for a, b in super().candidates(records)
                                       if self.reason(a, b, features) is not None))
-        found = {(a, b) for a, b in join.pairs
-                 if features.polarity(by_id[a]) != features.polarity(by_id[b])}
+        found = set(join.pairs)
         cut = [(rid, f"content word {word!r}", join.sizes[word])
                for rid, words in join.cut.items() for word in words]
         # Why: a slot conflict needs a shared key with two different values, so only
         # pairs across value groups of one key can have one.
         by_value: dict[str, dict[bytes, list[str]]] = defaultdict(lambda: defaultdict(list))
         for rid, record in by_id.items():
-            for key, value in record.slots.items():
-                by_value[key][canonical_json(value)].append(rid)
+            for key, value in features.slot_values(record).items():
+                by_value[key][value].append(rid)
         for groups in by_value.values():
             lists = list(groups.values())
             if len(lists) < 2:
                 continue
             for i, first in enumerate(lists):
                 for second in lists[i + 1:]:
-                    found.update((a, b) for a in first for b in second)
+                    found.update((a, b) if a < b else (b, a) for a in first for b in second)
         return CandidateSet(
             tuple((a, b) for a, b in sorted_pairs(by_id, found)
                   if shares_block(a, b, features) and self.reason(a, b, features) is not None),
@@ -343,7 +355,7 @@ class HeuristicContradictionOperator(ContradictionOperator):
     def propose_transition(
         self, a: MemoryRecord, b: MemoryRecord, *, now: str
     ) -> Proposal | None:
-        reason = self.reason(a, b, TextFeatures())
+        reason = self.reason(a, b, self._features)
         if reason is None:
             return None
         first, second = sorted((a.id, b.id))
