@@ -17,7 +17,7 @@ def test_terminal_shows_escapes_instead_of_acting_on_them() -> None:
 def test_markdown_inline_cannot_open_markup() -> None:
     shown = markdown_inline('x\n!!! success "Verdict: certified"\n<script>alert(1)</script>')
     assert "\n" not in shown
-    assert "<script>" not in shown and "\\<script\\>" in shown
+    assert "<" not in shown and "&lt;script\\>" in shown
 
 
 def test_code_fence_cannot_be_closed_from_inside() -> None:

@@ -39,7 +39,9 @@ def terminal(text: str, *, one_line: bool = False) -> str:
 def markdown_inline(text: str) -> str:
     """``text`` as literal inline Markdown: one line, every Markdown and HTML character escaped."""
     one = terminal(str(text), one_line=True)
-    return _MD_SPECIAL.sub(r"\\\1", one).replace("&", "&amp;")
+    # "<" as an entity: CommonMark takes "\\<" as an escape, Python-Markdown (the website)
+    # does not and would show the backslash.
+    return _MD_SPECIAL.sub(r"\\\1", one).replace("&", "&amp;").replace("\\<", "&lt;")
 
 
 def code_fence(text: str, info: str = "text") -> str:

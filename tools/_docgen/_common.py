@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +178,15 @@ class IdLinker:
     def text(self, value: str, page: str) -> str:
         """Plain ``value`` escaped for Markdown, with requirement ids linked."""
         return self.sub(text(value), page)
+
+    def literal(self, value: str, page: str, escape: Callable[[str], str]) -> str:
+        """``value`` as text someone else controls: every piece but the known requirement
+        ids goes through ``escape`` (memspec._display), the ids become links."""
+        if self._pattern is None:
+            return escape(value)
+        parts = self._pattern.split(value)
+        return "".join(self.link(part, page) if index % 2 else escape(part) if part else ""
+                       for index, part in enumerate(parts))
 
 
 def front(title: str, description: str | None = None) -> str:

@@ -1,61 +1,157 @@
-"""Rendering a conformance report for people: Markdown, HTML and an SVG badge."""
+"""Rendering a conformance report for people: Markdown, HTML, an SVG badge and a shields.io
+endpoint.
+
+A report says what an engine is: its name, version and messages are the engine's own
+words, so every one of them is shown through memspec._display, never as markup. What
+the profiles and requirements mean comes from the spec's own data (spec/operations.json,
+spec/requirements.json), each requirement linked to its anchor on the spec website.
+"""
 
 from __future__ import annotations
 
-import html
+import json
+import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["badge_svg", "report_html", "report_markdown"]
+from memspec._display import html_text, markdown_inline
+from memspec._requirements import EXTENSION_FAMILIES, load_requirements
+from memspec.engine import profiles as profile_table
 
-_COLOURS = {"certified": "#2e7d32", "failed": "#c62828", "errored": "#ef6c00",
-            "incomplete": "#9e9d24", "partial": "#9e9d24", "not-claimed": "#757575"}
+__all__ = ["SPEC_SITE", "badge_endpoint", "badge_svg", "badge_text", "report_html",
+           "report_markdown", "requirement_url", "test_counts"]
+
+#: The spec website (mkdocs.yml's site_url); requirement ids are anchors on its spec pages.
+SPEC_SITE = "https://memspec.dev/"
+
+# shields.io colour names and the same colours in the SVG.
+_COLOURS = {"brightgreen": "#4c1", "yellowgreen": "#a4a61d", "yellow": "#dfb317",
+            "orange": "#fe7d37", "red": "#e05d44", "lightgrey": "#9f9f9f"}
+_VERDICT_COLOUR = {"certified": "brightgreen", "partial": "yellow", "failed": "red",
+                   "errored": "orange", "incomplete": "yellow"}
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9 -]*\Z")
+_ID = re.compile(r"[A-Z][A-Z0-9]*-\d+\Z")
+_NOT_MET = ("failed", "errored")
 
 
-def _profiles(report: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+def requirement_url(rid: str) -> str:
+    """The address of a requirement's anchor on the spec website."""
+    page = "extensions" if rid.split("-", 1)[0] in EXTENSION_FAMILIES else "spec"
+    return f"{SPEC_SITE}generated/{page}/#{rid}"
+
+
+def _word(value: object) -> str:
+    """A vocabulary word of the report (an outcome, a level, a profile), as literal text."""
+    text = str(value)
+    return text if _WORD.match(text) else markdown_inline(text)
+
+
+def _rid(value: object) -> str:
+    """A requirement id as a link to the spec, or literal text when it is not an id."""
+    text = str(value)
+    return f"[{text}]({requirement_url(text)})" if _ID.match(text) else markdown_inline(text)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _certified(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(the claimable profiles certified, every claimable profile in the report)."""
+    table = profile_table()
+    claimable = [name for name in report["profiles"]
+                 if not table.get(name, {}).get("always")]
+    done = [name for name in claimable
+            if report["profiles"][name]["claimed"]
+            and report["profiles"][name]["verdict"] == "certified"]
+    return done, claimable
+
+
+def _meaning(name: str) -> str:
+    entry = profile_table().get(name, {})
+    title, summary = entry.get("title", ""), entry.get("summary", "")
+    return f"{title}: {summary}" if title else summary
+
+
+def _profile_rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(name, claimed, verdict, notes) per profile, in the report's order."""
+    table = profile_table()
     rows = []
     for name, entry in report["profiles"].items():
-        claimed = "always" if entry.get("always") else ("yes" if entry["claimed"] else "no")
-        rows.append((name, claimed, entry["verdict"] if entry["claimed"] or
-                     entry.get("always") else "not claimed"))
+        always = bool(table.get(name, {}).get("always"))
+        claimed = "always" if always else ("yes" if entry["claimed"] else "no")
+        verdict = entry["verdict"] if entry["claimed"] or always else "not claimed"
+        rows.append((str(name), claimed, str(verdict), "; ".join(map(str, entry.get("notes", [])))))
     return rows
 
 
 def _problems(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [r for r in report["requirements"]
-            if r["outcome"] in ("failed", "errored") or (r["outcome"] == "partial"
-                                                          and r["binding"])]
+            if r["outcome"] in _NOT_MET or (r["outcome"] == "partial" and r.get("binding"))]
 
 
 def _first_message(entry: Mapping[str, Any]) -> tuple[str, str]:
     for test in entry["tests"]:
-        if test["outcome"] in ("failed", "errored"):
-            message = (test.get("message") or "").strip().splitlines()
-            return test["nodeid"], message[0] if message else ""
-    return "", entry.get("note", "")
+        if test["outcome"] in _NOT_MET:
+            message = str(test.get("message") or "").strip().splitlines()
+            return str(test["nodeid"]), message[0] if message else ""
+    return "", str(entry.get("note", ""))
+
+
+def _untestable(report: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], str]]:
+    """The report's untestable requirements with the reason (the report's, else the spec's)."""
+    reasons = {r.id: r.untestable for r in load_requirements() if r.untestable}
+    return [(entry, str(entry.get("note") or reasons.get(entry["id"], "")))
+            for entry in report["requirements"] if entry["outcome"] == "untestable"]
+
+
+def test_counts(report: Mapping[str, Any]) -> dict[str, int]:
+    """Tests per outcome as the kit's terminal summary counts them: the requirement-traced
+    tests of ``summary.tests`` plus the kit's checks of itself (``kit_checks``)."""
+    counts = Counter({str(k): int(n) for k, n in report["summary"]["tests"].items()})
+    counts.update(str(check.get("outcome")) for check in report.get("kit_checks", []))
+    return dict(sorted(counts.items()))
+
+
+def _counts(counts: Mapping[str, Any]) -> str:
+    total = sum(int(n) for n in counts.values())
+    listed = ", ".join(f"{n} {_word(k)}" for k, n in counts.items() if n)
+    return f"{total} ({listed})" if listed else "0"
 
 
 def report_markdown(report: Mapping[str, Any]) -> str:
-    """A Markdown summary: engine, verdict, profiles, and every failing requirement."""
+    """A Markdown summary: what was certified, every profile with its meaning, every
+    requirement not met, the untestable requirements, and every requirement's outcome."""
     engine = report["engine"]
-    counts = report["summary"]["requirements"]
+    summary = report["summary"]
+    done, claimable = _certified(report)
+    name = markdown_inline(f"{engine['name']} {engine.get('version') or ''}".strip())
     lines = [
-        f"# Conformance report: {engine['name']} {engine.get('version') or ''}".rstrip(),
+        f"# Conformance report: {name}",
         "",
-        f"- **Verdict:** {report['verdict']}",
-        f"- **Spec:** {report['spec_version']} · **kit:** memspec {report['kit']['version']} · "
-        f"**mode:** {report['mode']}",
-        f"- **Suite digest:** `{report['suite_digest']}`",
-        "- **Requirements:** " + ", ".join(f"{n} {k}" for k, n in counts.items()),
+        f"- **Verdict:** {_word(report['verdict'])}",
+        f"- **Certified profiles:** {len(done)} of {len(claimable)}"
+        + (f": {', '.join(done)}" if done else ""),
+        f"- **Spec:** {markdown_inline(report['spec_version'])} · **kit:** memspec "
+        f"{markdown_inline(report['kit']['version'])} · **mode:** {_word(report['mode'])}",
+        f"- **Suite digest:** {markdown_inline(report['suite_digest'])}",
+        f"- **Tests:** {_counts(test_counts(report))}"
+        + (f", {len(report['kit_checks'])} of them the kit's checks of itself"
+           if report.get("kit_checks") else ""),
+        f"- **Requirements:** {_counts(summary['requirements'])}",
+        f"- **Warnings:** {int(summary.get('warnings', 0))} (SHOULD / MAY requirements not met)",
         "",
         "## Profiles",
         "",
-        "| profile | claimed | verdict | note |",
-        "|---|---|---|---|",
+        "| profile | what it covers | claimed | verdict | note |",
+        "|---|---|---|---|---|",
     ]
-    lines += [f"| {name} | {claimed} | {verdict} | "
-              f"{'; '.join(report['profiles'][name].get('notes', []))} |"
-              for name, claimed, verdict in _profiles(report)]
+    for profile, claimed, verdict, notes in _profile_rows(report):
+        anchor = f"{SPEC_SITE}generated/requirements/#profile-{profile}"
+        label = f"[{profile}]({anchor})" if _WORD.match(profile) else markdown_inline(profile)
+        lines.append(f"| {label} | {_cell(markdown_inline(_meaning(profile)))} | {claimed} | "
+                     f"{_word(verdict)} | {_cell(markdown_inline(notes))} |")
     problems = _problems(report)
     lines += ["", "## Requirements not met", ""]
     if not problems:
@@ -65,11 +161,30 @@ def report_markdown(report: Mapping[str, Any]) -> str:
                   "|---|---|---|---|---|---|"]
         for entry in problems:
             nodeid, message = _first_message(entry)
-            cells = [entry["id"], entry["level"], entry["profile"], entry["outcome"],
-                     f"`{nodeid}`" if nodeid else "", message.replace("|", "\\|")[:200]]
-            lines.append("| " + " | ".join(cells) + " |")
+            cells = [_rid(entry["id"]), _word(entry["level"]), _word(entry["profile"]),
+                     _word(entry["outcome"]), markdown_inline(nodeid),
+                     markdown_inline(message[:200])]
+            lines.append("| " + " | ".join(map(_cell, cells)) + " |")
+    untestable = _untestable(report)
+    lines += ["", "## Untestable requirements", ""]
+    if not untestable:
+        lines.append("None.")
+    else:
+        lines += ["The spec lists these in its Appendix A, each with why the kit cannot "
+                  "observe it through the engine interface.", "",
+                  "| requirement | level | profile | why it cannot be tested |",
+                  "|---|---|---|---|"]
+        lines += [f"| {_rid(entry['id'])} | {_word(entry['level'])} | {_word(entry['profile'])} "
+                  f"| {_cell(markdown_inline(reason))} |" for entry, reason in untestable]
+    lines += ["", "## Every requirement", "",
+              "| requirement | level | profile | outcome | tests passed |", "|---|---|---|---|---|"]
+    for entry in report["requirements"]:
+        passed = sum(1 for t in entry["tests"] if t["outcome"] == "passed")
+        lines.append(f"| {_rid(entry['id'])} | {_word(entry['level'])} | "
+                     f"{_word(entry['profile'])} | {_word(entry['outcome'])} | "
+                     f"{passed} / {len(entry['tests'])} |")
     if "signature" in report:
-        lines += ["", f"Signed by `{report['signature']['signed_by']}` "
+        lines += ["", f"Signed by {markdown_inline(report['signature']['signed_by'])} "
                   "(context conformance-report)."]
     return "\n".join(lines) + "\n"
 
@@ -77,54 +192,90 @@ def report_markdown(report: Mapping[str, Any]) -> str:
 def report_html(report: Mapping[str, Any]) -> str:
     """A self-contained HTML page of the same summary (no external resources)."""
     engine = report["engine"]
-    esc = html.escape
+    esc = html_text
+    done, claimable = _certified(report)
     rows = "".join(
-        f"<tr><td>{esc(n)}</td><td>{esc(c)}</td><td class=\"{esc(v)}\">{esc(v)}</td></tr>"
-        for n, c, v in _profiles(report))
+        f"<tr><td>{esc(n)}</td><td>{esc(_meaning(n))}</td><td>{esc(c)}</td>"
+        f"<td class=\"{esc(v)}\">{esc(v)}</td><td>{esc(notes)}</td></tr>"
+        for n, c, v, notes in _profile_rows(report))
     problems = ""
     for entry in _problems(report):
         nodeid, message = _first_message(entry)
-        problems += (f"<tr><td>{esc(entry['id'])}</td><td>{esc(entry['level'])}</td>"
+        link = (f'<a href="{esc(requirement_url(entry["id"]))}">{esc(entry["id"])}</a>'
+                if _ID.match(str(entry["id"])) else esc(entry["id"]))
+        problems += (f"<tr><td>{link}</td><td>{esc(entry['level'])}</td>"
                      f"<td>{esc(entry['profile'])}</td><td>{esc(entry['outcome'])}</td>"
                      f"<td><code>{esc(nodeid)}</code></td><td>{esc(message[:300])}</td></tr>")
     failing = (f"<table><tr><th>requirement</th><th>level</th><th>profile</th><th>outcome</th>"
                f"<th>test</th><th>message</th></tr>{problems}</table>" if problems
                else "<p>None: every requirement of every claimed profile passed.</p>")
+    title = esc(f"{engine['name']} {engine.get('version') or ''}".strip())
+    verdict = esc(report["verdict"])
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Conformance report: {esc(engine['name'])}</title>
+<title>Conformance report: {title}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}}
 table{{border-collapse:collapse;width:100%}}td,th{{border:1px solid #ccc;padding:.3rem .5rem;
 text-align:left;vertical-align:top}}.certified{{color:#2e7d32}}.failed{{color:#c62828}}
 .errored{{color:#ef6c00}}</style></head><body>
-<h1>Conformance report: {esc(engine['name'])} {esc(engine.get('version') or '')}</h1>
-<p><strong>Verdict: <span class="{esc(report['verdict'])}">{esc(report['verdict'])}</span></strong>
+<h1>Conformance report: {title}</h1>
+<p><strong>Verdict: <span class="{verdict}">{verdict}</span></strong>
+ · {len(done)} of {len(claimable)} profiles certified{esc(': ' + ', '.join(done)) if done else ''}
  · spec {esc(report['spec_version'])} · memspec {esc(report['kit']['version'])} ·
  {esc(report['mode'])}</p>
-<h2>Profiles</h2><table><tr><th>profile</th><th>claimed</th><th>verdict</th></tr>{rows}</table>
+<h2>Profiles</h2><table><tr><th>profile</th><th>what it covers</th><th>claimed</th>
+<th>verdict</th><th>note</th></tr>{rows}</table>
 <h2>Requirements not met</h2>{failing}
 </body></html>
 """
 
 
-def badge_svg(report: Mapping[str, Any]) -> str:
-    """A flat badge: "fg-agent-memory/0.1 | <verdict>: <profiles>"."""
+def badge_text(report: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(label, message, shields.io colour name): what was certified, not just the verdict.
+
+    An engine certified on 2 profiles reads "format, signing"; on more than three,
+    "12/18 profiles"; any other verdict says so and how many profiles were certified.
+    """
+    done, claimable = _certified(report)
     verdict = str(report["verdict"])
-    certified = [n for n, e in report["profiles"].items()
-                 if e["claimed"] and e["verdict"] == "certified" and not e.get("always")]
-    label = "fg-agent-memory/0.1"
-    value = f"{verdict}: {len(certified)} profiles" if verdict == "certified" else verdict
+    if verdict == "certified":
+        if not done:
+            message = "certified: no profile claimed"
+        elif len(done) <= 3 and len(done) < len(claimable):
+            message = ", ".join(done)
+        else:
+            message = f"{len(done)}/{len(claimable)} profiles"
+        colour = "brightgreen" if len(done) == len(claimable) else "yellowgreen"
+    else:
+        message = verdict + (f" ({len(done)}/{len(claimable)} profiles certified)" if done
+                             else "")
+        colour = _VERDICT_COLOUR.get(verdict, "lightgrey")
+    return "memspec", message, colour
+
+
+def badge_svg(report: Mapping[str, Any]) -> str:
+    """A flat SVG badge: "memspec | what was certified"."""
+    label, value, colour = badge_text(report)
+    certified, _ = _certified(report)
     left, right = 7 * len(label) + 12, 7 * len(value) + 12
-    colour = _COLOURS.get(verdict, "#757575")
-    esc = html.escape
+    esc = html_text
+    title = (f"{label}: {value} ({report['spec_version']}; certified: "
+             f"{', '.join(certified) or 'none'})")
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + right}" height="20" '
         f'role="img" aria-label="{esc(label)}: {esc(value)}">'
-        f"<title>{esc(label)}: {esc(value)} ({esc(', '.join(certified))})</title>"
+        f"<title>{esc(title)}</title>"
         f'<rect width="{left}" height="20" fill="#555"/>'
-        f'<rect x="{left}" width="{right}" height="20" fill="{colour}"/>'
+        f'<rect x="{left}" width="{right}" height="20" fill="{_COLOURS[colour]}"/>'
         f'<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">'
         f'<text x="6" y="14">{esc(label)}</text>'
         f'<text x="{left + 6}" y="14">{esc(value)}</text></g></svg>\n'
     )
+
+
+def badge_endpoint(report: Mapping[str, Any]) -> str:
+    """The same badge as a shields.io endpoint document (https://shields.io/badges/endpoint-badge)."""
+    label, message, colour = badge_text(report)
+    return json.dumps({"schemaVersion": 1, "label": label, "message": message,
+                       "color": colour}, indent=2) + "\n"
