@@ -51,6 +51,8 @@ def test_report_renders_markdown_html_and_rejects_garbage(memspec, write, tmp_pa
     assert kit.json()["verdict"] == "certified"
     assert report.with_suffix(".md").is_file()
     assert report.with_name("report-badge.svg").read_text().startswith("<svg")
+    endpoint = json.loads(report.with_name("report-badge.json").read_text())
+    assert endpoint["schemaVersion"] == 1 and endpoint["message"].endswith(" profiles")
     markdown = memspec("report", report)
     assert markdown.code == 0 and "# Conformance report" in markdown.out
     html = memspec("report", report, "--format", "html")

@@ -20,7 +20,7 @@ from memspec._display import terminal
 from memspec._errors import MemspecError
 from memspec.cli._io import UsageError, emit, read_text, write_output
 from memspec.cli._keys import load_key
-from memspec.cli._render import badge_svg, report_html, report_markdown
+from memspec.cli._render import badge_endpoint, badge_svg, report_html, report_markdown
 
 __all__ = ["engine_options", "jobs_args", "register", "run_kit"]
 
@@ -124,11 +124,14 @@ def cmd_certify(args: argparse.Namespace) -> int:
         report_path.stem + "-badge.svg")
     write_output(str(summary), report_markdown(report).encode("utf-8"))
     write_output(str(badge), badge_svg(report).encode("utf-8"))
+    endpoint = badge.with_suffix(".json")  # a shields.io endpoint badge document
+    write_output(str(endpoint), badge_endpoint(report).encode("utf-8"))
     emit(args.json, {"verdict": report["verdict"], "report": str(report_path),
                      "summary": str(summary), "badge": str(badge),
+                     "badge_endpoint": str(endpoint),
                      "profiles": {n: e["verdict"] for n, e in report["profiles"].items()}},
          f"\nverdict: {report['verdict']}\nreport: {report_path}\nsummary: {summary}\n"
-         f"badge: {badge}")
+         f"badge: {badge} (shields.io endpoint: {endpoint})")
     return 0 if report["verdict"] == "certified" and code == 0 else 1
 
 
