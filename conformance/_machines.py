@@ -38,6 +38,7 @@ from memspec.conformance._machines_observe import (
 from memspec.conformance._model import (
     LEGAL_TRANSITIONS,
     check_lifecycle_invariants,
+    check_version,
     version_problems,
 )
 
@@ -51,6 +52,7 @@ __all__ = [
     "attempt",
     "canon",
     "check_lifecycle_invariants",
+    "check_version",
     "describe_change",
     "expect_rejected",
     "fresh_id",

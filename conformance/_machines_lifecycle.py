@@ -33,9 +33,11 @@ from memspec.conformance._machines_observe import (
 from memspec.conformance._model import (
     LIVE_STATES,
     check_lifecycle_invariants,
+    check_version,
     planned_requirement,
     version_problems,
 )
+from memspec.conformance._outcomes import RequirementFailed
 
 __all__ = ["LifecycleMachine"]
 
@@ -124,16 +126,16 @@ class LifecycleMachine(RuleBasedStateMachine):
         requirement = faults[0][1]
         what = "; ".join(f"{text} [{req}]" for _, req, text in faults)
         result, error = attempt(self.engine, operation, **arguments)
-        assert error is not None, (
-            f"{requirement}: {what} was accepted by {operation} (expected a "
-            f"{'/'.join(sorted(classes))} error); result {shorten(result)}"
-        )
-        assert error.code in classes, (
-            f"{requirement}: {what} was rejected by {operation} with error class "
-            f"{error.code!r}, expected {'/'.join(sorted(classes))} ({error})"
-        )
+        if error is None:
+            raise RequirementFailed(
+                requirement, f"{what} was accepted by {operation} (expected a "
+                f"{'/'.join(sorted(classes))} error); result {shorten(result)}")
+        if error.code not in classes:
+            raise RequirementFailed(
+                requirement, f"{what} was rejected by {operation} with error class "
+                f"{error.code!r}, expected {'/'.join(sorted(classes))} ({error})")
         # The invariant that runs next compares the whole store with the model.
-        self.step = (requirement, f"{what} was rejected, yet {operation} wrote")
+        self.step = ("PROTO-7", f"{what} was rejected, yet {operation} wrote")
 
     def _applied(self, operation: str, what: str,
                  planned: list[tuple[dict[str, Any] | None, dict[str, Any],
@@ -147,27 +149,28 @@ class LifecycleMachine(RuleBasedStateMachine):
         """
         self.step = ("OP-3", f"{what} wrote versions beyond its own")
         result, error = attempt(self.engine, operation, **arguments)
-        assert error is None, f"{planned_requirement(planned)}: legal {what} was rejected " \
-                              f"with {error.code if error else ''}: {error}"
-        assert result is not None
+        if error is not None or result is None:
+            raise RequirementFailed(planned_requirement(planned), f"legal {what} was rejected "
+                                    f"with {error.code if error else ''}: {error}")
         written = result.get("written")
-        assert isinstance(written, list), f"LC-5: {operation} result has no written list: " \
-                                          f"{shorten(result)}"
+        if not isinstance(written, list):
+            raise RequirementFailed(
+                "LC-5", f"{operation} result has no written list: "
+                f"{shorten(result)}")
         wanted = [base["id"] for _, base, _, _ in planned]
         reported = [w.get("id") if isinstance(w, dict) else w for w in written]
-        assert reported == wanted, (
-            f"LC-5: {what} should write one version each of {wanted} in that order, "
-            f"but the engine reports writing {reported}"
-        )
+        if reported != wanted:
+            raise RequirementFailed(
+                "LC-5", f"{what} should write one version each of {wanted} in that order, "
+                f"but the engine reports writing {reported}")
         for (prev, base, fields, free), actual in zip(planned, written, strict=True):
             if prev is None:
-                assert canon(actual) == canon(base), (
-                    f"OP-3: {what} wrote the new record {base['id']} altered: "
-                    f"{shorten(actual)} instead of {shorten(base)}"
-                )
+                if canon(actual) != canon(base):
+                    raise RequirementFailed(
+                        "OP-3", f"{what} wrote the new record {base['id']} altered: "
+                        f"{shorten(actual)} instead of {shorten(base)}")
             else:
-                problems = version_problems(prev, actual, now, fields, free)
-                assert not problems, f"{what}: " + "; ".join(problems)
+                check_version(what, version_problems(prev, actual, now, fields, free))
             self.model.setdefault(base["id"], []).append(actual)
 
     # -- rules -----------------------------------------------------------------------
@@ -180,9 +183,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         if callable(restart):
             restart()
         self.engine.call("reset")
-        assert self.engine.call("iterate")["records"] == [], (
-            "PROTO-6: reset left records in the store"
-        )
+        if self.engine.call("iterate")["records"] != []:
+            raise RequirementFailed("PROTO-6", "reset left records in the store")
         created = []
         for i, kind in enumerate(kinds):
             created.append(self.create(kind, _BODIES[i % len(_BODIES)]))
@@ -422,24 +424,23 @@ class LifecycleMachine(RuleBasedStateMachine):
                                   records=[rule_record, *given], missing=missing, now=now)
         (refreshed,) = result["records"]
         live = any(e["state"] in LIVE_STATES for e in given)
-        assert refreshed.get("flagged") is (not live), (
-            f"{'RULE-3' if live else 'RULE-2'}: refresh_rule_flag left {rid} with flagged="
-            f"{refreshed.get('flagged')!r} although "
-            f"{'some evidence is live' if live else 'no evidence is live'} "
-            f"(evidence states {[e['state'] for e in given]}, missing {missing})"
-        )
+        if refreshed.get("flagged") is not (not live):
+            raise RequirementFailed(
+                "RULE-3" if live else "RULE-2",
+                f"refresh_rule_flag left {rid} with flagged={refreshed.get('flagged')!r} "
+                f"although {'some evidence is live' if live else 'no evidence is live'} "
+                f"(evidence states {[e['state'] for e in given]}, missing {missing})")
         if refreshed.get("flagged") == rule_record["flagged"]:
             return
         reason = refreshed.get("flag_reason")
-        assert is_reason(reason) if not live else reason is None, (
-            f"{'RULE-2' if not live else 'RULE-3'}: flag_reason of {rid} is {reason!r} "
-            f"with flagged={not live}"
-        )
+        if not (is_reason(reason) if not live else reason is None):
+            raise RequirementFailed("RULE-2" if not live else "RULE-3",
+                                    f"flag_reason of {rid} is {reason!r} with flagged={not live}")
         problems = version_problems(rule_record, refreshed, now,
                                     {"flagged": (not live, "RULE-2"),
                                      "state": (rule_record["state"], "RULE-6")},
                                     ("flag_reason",))
-        assert not problems, "refresh_rule_flag: " + "; ".join(problems)
+        check_version("refresh_rule_flag", problems)
         self.engine.call("put", record=refreshed)
         self.model[rid].append(refreshed)
 
@@ -450,26 +451,29 @@ class LifecycleMachine(RuleBasedStateMachine):
         requirement, step = self.step
         shown = {r["id"]: r for r in self.engine.call("iterate")["records"]}
         lost = sorted(set(self.model) - set(shown))
-        assert not lost, f"LC-4: records {lost} were deleted (iterate no longer lists them)"
+        if lost:
+            raise RequirementFailed(
+                "LC-4", f"records {lost} were deleted (iterate no longer lists them)")
         extra = sorted(set(shown) - set(self.model))
-        assert not extra, f"{requirement}: {step} the new records {extra}"
+        if extra:
+            raise RequirementFailed(requirement, f"{step} the new records {extra}")
         histories: dict[str, list[dict[str, Any]]] = {}
         for rid, expected in self.model.items():
             versions = self.engine.call("history", id=rid)["records"]
             histories[rid] = versions
             got = [canon(v) for v in versions]
             want = [canon(v) for v in expected]
-            assert got[: len(want)] == want[: len(got)], (
-                f"STORE-2: the history of {rid} no longer starts with the versions written "
-                "earlier (a version was changed, dropped or reordered)"
-            )
-            assert len(got) >= len(want), (
-                f"LC-4: the history of {rid} shrank from {len(want)} to {len(got)} versions"
-            )
-            assert got == want, (
-                f"{requirement}: {step} {len(got) - len(want)} new version(s) of {rid}"
-            )
-            assert canon(shown[rid]) == got[-1], (
-                f"STORE-3: iterate shows a version of {rid} that is not its latest"
-            )
+            if got[: len(want)] != want[: len(got)]:
+                raise RequirementFailed(
+                    "STORE-2", f"the history of {rid} no longer starts with the versions written "
+                    "earlier (a version was changed, dropped or reordered)")
+            if len(got) < len(want):
+                raise RequirementFailed(
+                    "LC-4", f"the history of {rid} shrank from {len(want)} to {len(got)} versions")
+            if got != want:
+                raise RequirementFailed(
+                    requirement, f"{step} {len(got) - len(want)} new version(s) of {rid}")
+            if canon(shown[rid]) != got[-1]:
+                raise RequirementFailed(
+                    "STORE-3", f"iterate shows a version of {rid} that is not its latest")
         check_lifecycle_invariants(histories)

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from hypothesis import HealthCheck, Phase, settings
 
 from memspec import MemspecError, canonical_json
+from memspec.conformance._outcomes import RequirementFailed
 from memspec.engine import operations
 
 __all__ = [
@@ -126,6 +127,9 @@ def expect_rejected(engine: EngineLike, operation: str, classes: str | Collectio
                     requirement: str, what: str, /, **arguments: Any) -> str:
     """Assert the engine rejects the call with one of ``classes`` and writes nothing.
 
+    A failure names ``requirement`` (accepted, or rejected with another class), or
+    PROTO-7 (rejected, yet something was written).
+
     The store is compared before and after, except around pure operations (which
     touch no state, so a format-only engine needs no store to be checked).
     Returns the error class the engine reported.
@@ -136,16 +140,19 @@ def expect_rejected(engine: EngineLike, operation: str, classes: str | Collectio
     result, error = attempt(engine, operation, **arguments)
     after = {} if pure else snapshot(engine)
     change = describe_change(before, after)
-    assert error is not None, (
-        f"{requirement}: {what} was accepted by {operation} (expected a "
-        f"{'/'.join(sorted(allowed))} error); result {shorten(result)}"
-        + (f"; it wrote: {change}" if change else "")
-    )
-    assert error.code in allowed, (
-        f"{requirement}: {what} was rejected by {operation} with error class "
-        f"{error.code!r}, expected {'/'.join(sorted(allowed))} ({error})"
-    )
-    assert not change, f"{requirement}: {what} was rejected but {operation} still wrote: {change}"
+    if error is None:
+        raise RequirementFailed(
+            requirement, f"{what} was accepted by {operation} (expected a "
+            f"{'/'.join(sorted(allowed))} error); result {shorten(result)}"
+            + (f"; it wrote: {change}" if change else ""))
+    if error.code not in allowed:
+        raise RequirementFailed(
+            requirement, f"{what} was rejected by {operation} with error class "
+            f"{error.code!r}, expected {'/'.join(sorted(allowed))} ({error})")
+    if change:
+        # A rejection that writes breaks PROTO-7, whatever the rejection was about.
+        raise RequirementFailed(
+            "PROTO-7", f"{what} was rejected ({requirement}) but {operation} still wrote: {change}")
     return error.code
 
 

@@ -6,17 +6,19 @@ state machine and the kit's lifecycle and consolidation suites.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
 from memspec import BIRTH_FIELDS, MemspecError, is_reason, validate_record
 from memspec._data import load_json
+from memspec.conformance._outcomes import RequirementFailed
 
 __all__ = [
     "LEGAL_TRANSITIONS",
     "LIVE_STATES",
     "check_lifecycle_invariants",
+    "check_version",
     "planned_requirement",
     "version_problems",
 ]
@@ -81,6 +83,14 @@ def version_problems(prev: Mapping[str, Any], actual: Mapping[str, Any], now: st
             )
     return problems
 
+def check_version(what: str, problems: Sequence[str]) -> None:
+    """Fail on the first of :func:`version_problems`' problems, naming its requirement
+    (every problem starts with the id of the requirement it breaks)."""
+    if problems:
+        raise RequirementFailed(problems[0].split(":", 1)[0],
+                                f"{what}: " + "; ".join(problems))
+
+
 def planned_requirement(planned: Iterable[tuple[Any, Any, Mapping[str, tuple[Any, str]],
                                                 Any]]) -> str:
     """The first requirement a planned write names (for messages)."""
@@ -103,23 +113,23 @@ def check_lifecycle_invariants(histories: Mapping[str, list[dict[str, Any]]]) ->
             try:
                 validate_record(version)
             except MemspecError as exc:
-                raise AssertionError(f"{exc.requirement or 'REC-1'}: stored version of {rid} "
-                                     f"is not a valid record: {exc}") from exc
+                raise RequirementFailed(exc.requirement or "REC-1", f"stored version of {rid} "
+                                        f"is not a valid record: {exc}") from exc
         for old, new in pairwise(versions):
             move = (old["state"], new["state"])
             if old["state"] == "archived":
-                assert new["state"] == "archived", (
-                    f"LC-2: {rid} left the terminal state archived for {new['state']}"
-                )
-            assert move[0] == move[1] or move in LEGAL_TRANSITIONS, (
-                f"LC-1: {rid} moved {move[0]} -> {move[1]}, which the legality table forbids"
-            )
+                if new["state"] != "archived":
+                    raise RequirementFailed(
+                        "LC-2", f"{rid} left the terminal state archived for {new['state']}")
+            if not (move[0] == move[1] or move in LEGAL_TRANSITIONS):
+                raise RequirementFailed(
+                    "LC-1", f"{rid} moved {move[0]} -> {move[1]}, which the legality table forbids")
         record = latest[rid]
         if record["state"] in ("superseded", "archived"):
             reason = record["state_reason"]
-            assert is_reason(reason), (
-                f"LC-3: {record['state']} record {rid} carries no state_reason"
-            )
+            if not is_reason(reason):
+                raise RequirementFailed(
+                    "LC-3", f"{record['state']} record {rid} carries no state_reason")
         if record["state"] == "transitional":
             _check_pair(rid, record, latest, histories)
         if record["state"] == "superseded" or (
@@ -131,32 +141,37 @@ def _check_pair(rid: str, record: Mapping[str, Any], latest: Mapping[str, Mappin
                 histories: Mapping[str, list[dict[str, Any]]]) -> None:
     block = record["transition"]
     partner = next(side for side in block["sides"] if side != rid)
-    assert partner in latest, f"TRN-3: {rid} is in a transition with {partner}, which is " \
-                              "not in the store"
+    if partner not in latest:
+        raise RequirementFailed(
+            "TRN-3", f"{rid} is in a transition with {partner}, which is "
+            "not in the store")
     other = latest[partner]
     if other["state"] == "archived":
-        assert any(v["transition"] == block for v in histories[partner]), (
-            f"TRN-3: {rid} names archived {partner} as its partner, but {partner} never "
-            "carried the same transition block"
-        )
+        if not any(v["transition"] == block for v in histories[partner]):
+            raise RequirementFailed(
+                "TRN-3", f"{rid} names archived {partner} as its partner, but {partner} never "
+                "carried the same transition block")
         return
-    assert other["state"] == "transitional" and other["transition"] == block, (
-        f"TRN-3: {rid} is transitional with block {block}, but its partner {partner} is "
-        f"{other['state']} with block {other['transition']} (one side only)"
-    )
+    if not (other["state"] == "transitional" and other["transition"] == block):
+        raise RequirementFailed(
+            "TRN-3", f"{rid} is transitional with block {block}, but its partner {partner} is "
+            f"{other['state']} with block {other['transition']} (one side only)")
 
 
 def _check_successor(rid: str, record: Mapping[str, Any],
                      latest: Mapping[str, Mapping[str, Any]],
                      histories: Mapping[str, list[dict[str, Any]]]) -> None:
     successor = record["superseded_by"]
-    assert successor is not None, f"SUP-2: superseded record {rid} names no successor"
-    assert successor in latest, f"SUP-2: {rid} is superseded by {successor}, which is not " \
-                                "in the store"
+    if successor is None:
+        raise RequirementFailed("SUP-2", f"superseded record {rid} names no successor")
+    if successor not in latest:
+        raise RequirementFailed(
+            "SUP-2", f"{rid} is superseded by {successor}, which is not "
+            "in the store")
     named_back = any(v["supersedes"] == rid for v in histories[successor])
     resolved = any(v["transition"] is not None and set(v["transition"]["sides"])
                    == {rid, successor} for v in histories[rid])
-    assert named_back or resolved, (
-        f"SUP-1: {rid} is superseded by {successor}, but {successor} never names it in "
-        "supersedes and they were not the two sides of a resolved transition"
-    )
+    if not (named_back or resolved):
+        raise RequirementFailed(
+            "SUP-1", f"{rid} is superseded by {successor}, but {successor} never names it in "
+            "supersedes and they were not the two sides of a resolved transition")

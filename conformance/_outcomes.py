@@ -45,9 +45,9 @@ __all__ = [
     "has_failed_check",
     "is_fault",
     "load_hypothesis_profile",
-    "needed_profiles",
     "logged_outcome",
     "mark_report",
+    "needed_profiles",
     "not_claimed_reason",
     "report_status",
     "skip_reason",
@@ -270,17 +270,19 @@ class Logged(NamedTuple):
 
 
 def mark_report(report: Any, exc: BaseException | None, levels: tuple[str, ...],
-                transcript: list[str], requirements: tuple[str, ...] = ()) -> None:
+                transcript: list[str]) -> None:
     """Mark a kit test's report (in the process that ran it) with the kit's outcome.
 
     Sets ``memspec_outcome`` / ``memspec_message`` / ``memspec_blamed``: plain report
     attributes, which pytest serializes with the report, so they reach a pytest-xdist
     controller. A failure gets the engine calls of the test as a report section; a
     failure whose check names its requirement (:class:`RequirementFailed`) blames only
-    that requirement; a SHOULD / MAY miss becomes an xfail-like warning that never fails
-    the run. Errored is only what SPEC 18.4 says: the engine could not be reached or
-    broke the protocol (an :class:`memspec.protocol.EngineFault` with no failed check
-    beside it), or the test's setup or teardown broke.
+    that requirement (one the test's markers do not list too: a shared check such as a
+    rejection that writes, PROTO-7, may find any requirement broken); a SHOULD / MAY
+    miss becomes an xfail-like warning that never fails the run. Errored is only what
+    SPEC 18.4 says: the engine could not be reached or broke the protocol (an
+    :class:`memspec.protocol.EngineFault` with no failed check beside it), or the test's
+    setup or teardown broke.
     """
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = skip_reason(report)
@@ -293,12 +295,12 @@ def mark_report(report: Any, exc: BaseException | None, levels: tuple[str, ...],
     elif report.failed:
         message = f"{type(exc).__name__}: {exc}" if exc is not None else report.longreprtext
         blamed = blamed_requirements(exc) if report.when == "call" else ()
-        stray = [r for r in blamed if r not in requirements]
-        if stray:
-            # A check naming a requirement its test does not trace to is a kit bug: say so
-            # and fail the test's own requirements rather than one it does not declare.
-            message = (f"kit bug: the failing check names {', '.join(stray)}, which the "
-                       f"test's requirement markers do not list; {message}")
+        unknown = [r for r in blamed if r not in catalogue()]
+        if unknown:
+            # A check naming an id the catalogue lacks is a kit bug: say so, and fail the
+            # test's own requirements rather than none.
+            message = (f"kit bug: the failing check names {', '.join(unknown)}, which the "
+                       f"requirement catalogue does not have; {message}")
             blamed = ()
         report.memspec_message = message[:4000]
         report.memspec_blamed = list(blamed)

@@ -354,8 +354,7 @@ class KitRun:
         session = getattr(item, "funcargs", {}).get("engine")
         transcript = session.transcript if isinstance(session, EngineSession) else []
         mark_report(report, call.excinfo.value if call.excinfo is not None else None,
-                    info.levels, [terminal(str(entry)) for entry in transcript],
-                    info.requirements)
+                    info.levels, [terminal(str(entry)) for entry in transcript])
         if report.failed and isinstance(session, EngineSession):
             stderr = session.stderr_lines()
             if stderr:

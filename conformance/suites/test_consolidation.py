@@ -14,6 +14,7 @@ from memspec.conformance._machines import (
     fresh_id,
     snapshot,
 )
+from memspec.conformance._outcomes import RequirementFailed
 
 PASSES = ("exact-dedup", "near-dup", "contradiction", "resolution", "promotion", "flag-sweep")
 #: A near-dup threshold high enough that only (near-)identical text merges.
@@ -416,30 +417,34 @@ def test_every_pass_sweeps_rule_flags(cons: Cons) -> None:
     report = cons.consolidate(STRICT)
     for rule in (stale, orphan):
         now = cons.get(rule["id"])
-        assert now["flagged"] is True and isinstance(now["flag_reason"], str) and \
-            now["flag_reason"].strip(), (
-                f"RULE-2: rule {rule['id']} whose evidence is archived or missing was not flagged "
-                f"with a reason by the sweep (flagged={now['flagged']!r})"
-            )
-        assert now["state"] == "active", f"RULE-6: flagging moved {rule['id']} to {now['state']}"
+        if not (now["flagged"] is True and isinstance(now["flag_reason"], str) and \
+            now["flag_reason"].strip()):
+            raise RequirementFailed(
+                "RULE-2",
+                f"rule {rule['id']} whose evidence is archived or missing was not flagged "
+                f"with a reason by the sweep (flagged={now['flagged']!r})")
+        if now["state"] != "active":
+            raise RequirementFailed("RULE-6", f"flagging moved {rule['id']} to {now['state']}")
     cleared = cons.get(wrongly["id"])
-    assert cleared["flagged"] is False and cleared["flag_reason"] is None, (
-        "RULE-3: the sweep left a rule flagged although its evidence is live"
-    )
-    assert cons.history(fine["id"]) == fine_history, (
-        "CONS-11: the sweep rewrote a rule whose flag was already right"
-    )
+    if not (cleared["flagged"] is False and cleared["flag_reason"] is None):
+        raise RequirementFailed(
+            "RULE-3", "the sweep left a rule flagged although its evidence is live")
+    if cons.history(fine["id"]) != fine_history:
+        raise RequirementFailed("CONS-11", "the sweep rewrote a rule whose flag was already right")
     sweeps = [x for x in report["actions"] if x["pass"] == "flag-sweep"]
     swept = {rid for x in sweeps for rid in x["record_ids"]}
     missing = {stale["id"], orphan["id"], wrongly["id"]} - swept
-    assert not missing, f"CONS-11: flag changes of {sorted(missing)} are not reported as mutations"
+    if missing:
+        raise RequirementFailed(
+            "CONS-11", f"flag changes of {sorted(missing)} are not reported as mutations")
     for action in sweeps:
         expected = "unflag" if action["record_ids"] == [wrongly["id"]] else "flag"
-        assert action["action"] == expected and action["before"] == action["after"], (
-            f"CONS-11: the sweep reported {action['action']} with states {action['before']} -> "
-            f"{action['after']} for {action['record_ids']}; expected {expected} with the state "
-            "unchanged (RULE-6)"
-        )
+        if not (action["action"] == expected and action["before"] == action["after"]):
+            raise RequirementFailed(
+                "CONS-11",
+                f"the sweep reported {action['action']} with states {action['before']} -> "
+                f"{action['after']} for {action['record_ids']}; expected {expected} with the state "
+                "unchanged (RULE-6)")
 
 
 # -- the pass as a whole -----------------------------------------------------------------
@@ -468,9 +473,9 @@ def test_every_consolidation_write_is_a_legal_lifecycle_step(cons: Cons, engine:
     cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
     after = snapshot(engine)
     for rid, versions in before.items():
-        assert after[rid][: len(versions)] == versions, (
-            f"CONS-2: consolidation altered or removed stored versions of {rid}"
-        )
+        if after[rid][: len(versions)] != versions:
+            raise RequirementFailed(
+                "CONS-2", f"consolidation altered or removed stored versions of {rid}")
     histories = {rid: engine.call("history", id=rid)["records"] for rid in after}
     check_lifecycle_invariants(histories)
 

@@ -8,6 +8,7 @@ import pytest
 
 from memspec import canonical_json
 from memspec.conformance import _builders as build
+from memspec.conformance._outcomes import RequirementFailed
 
 BIG = 100_000
 
@@ -51,11 +52,14 @@ def ports(engine: Any, clock: Any) -> Ports:
 def test_a_superseded_record_leaves_default_recall(ports: Ports) -> None:
     old = ports.put("the guest wifi password is tulip42")
     successor = ports.new("the guest wifi password is orchid77", supersedes=old["id"])
-    assert old["id"] in ports.recalled("guest wifi password"), "RCL-6: setup: not recalled"
+    if old["id"] not in ports.recalled("guest wifi password"):
+        raise RequirementFailed("RCL-6", "setup: not recalled")
     ports.apply(build.proposal("supersede", successor, target_id=old["id"], reason="rotated"))
     shown = ports.recalled("guest wifi password")
-    assert old["id"] not in shown, "RCL-6: the superseded record is still recalled by default"
-    assert successor["id"] in shown, "RCL-6: the successor is not recalled"
+    if old["id"] in shown:
+        raise RequirementFailed("RCL-6", "the superseded record is still recalled by default")
+    if successor["id"] not in shown:
+        raise RequirementFailed("RCL-6", "the successor is not recalled")
 
 
 @pytest.mark.requirement("RED-7", "RCL-8")
@@ -63,38 +67,40 @@ def test_a_superseded_record_leaves_default_recall(ports: Ports) -> None:
 def test_a_redacted_body_is_gone_from_search_and_recall(ports: Ports, engine: Any) -> None:
     secret = ports.put("the vault combination is marmoset 3344", tags=["vault"])
     ports.put("the vault is in the basement")
-    assert secret["id"] in ports.found("marmoset"), "RED-7: setup: the secret is not findable"
+    if secret["id"] not in ports.found("marmoset"):
+        raise RequirementFailed("RED-7", "setup: the secret is not findable")
     engine.call("redact", id=secret["id"], reason="a secret", now=ports.clock.advance(seconds=1))
     for query in ("marmoset", "vault combination 3344"):
-        assert secret["id"] not in ports.found(query), (
-            f"RED-7: search({query!r}) still finds the redacted record by its former content"
-        )
+        if secret["id"] in ports.found(query):
+            raise RequirementFailed(
+                "RED-7", f"search({query!r}) still finds the redacted record by its former content")
         shown = ports.recalled(query, include_archived=True)
         if secret["id"] in shown:
             body = shown[secret["id"]]["record"]["body"]
-            assert body == "[redacted]", f"RED-7: recall still shows the redacted body {body!r}"
+            if body != "[redacted]":
+                raise RequirementFailed("RED-7", f"recall still shows the redacted body {body!r}")
         for entry in shown.values():
-            assert "marmoset" not in canonical_json(entry["record"]).decode(), (
-                "RED-7: recall returned the redacted content"
-            )
+            if "marmoset" in canonical_json(entry["record"]).decode():
+                raise RequirementFailed("RED-7", "recall returned the redacted content")
 
 
 @pytest.mark.requirement("RCL-8", "LC-4")
 def test_an_archived_record_leaves_recall_but_stays_gettable(ports: Ports,
                                                              engine: Any) -> None:
     record = ports.put("the lab printer needs a badge")
-    assert record["id"] in ports.recalled("lab printer badge"), "RCL-8: setup: not recalled"
+    if record["id"] not in ports.recalled("lab printer badge"):
+        raise RequirementFailed("RCL-8", "setup: not recalled")
     ports.apply(build.proposal("archive", target_id=record["id"], reason="printer removed"))
-    assert record["id"] not in ports.recalled("lab printer badge"), (
-        "RCL-8: an archived record is still recalled by default"
-    )
+    if record["id"] in ports.recalled("lab printer badge"):
+        raise RequirementFailed("RCL-8", "an archived record is still recalled by default")
     stored = engine.call("get", id=record["id"])["record"]
-    assert stored["state"] == "archived", "LC-4: the archived record is not gettable as archived"
+    if stored["state"] != "archived":
+        raise RequirementFailed("LC-4", "the archived record is not gettable as archived")
     archived = ports.recalled("lab printer badge", include_archived=True)
-    assert record["id"] in archived, "RCL-8: include_archived does not bring it back"
-    assert canonical_json(archived[record["id"]]["record"]) == canonical_json(stored), (
-        "SRCH-6: recall returned a stale version of the archived record"
-    )
+    if record["id"] not in archived:
+        raise RequirementFailed("RCL-8", "include_archived does not bring it back")
+    if canonical_json(archived[record["id"]]["record"]) != canonical_json(stored):
+        raise RequirementFailed("SRCH-6", "recall returned a stale version of the archived record")
 
 
 @pytest.mark.requirement("SRCH-6")
@@ -115,10 +121,10 @@ def test_loaded_records_are_recalled(ports: Ports, engine: Any) -> None:
     engine.call("load", file=build.memory_file([record], created_at=ports.clock.now()),
                 verify=False)
     shown = ports.recalled("pottery kiln")
-    assert record["id"] in shown, "SRCH-6: a record loaded from a file is not recalled"
-    assert "query-match" in shown[record["id"]]["reasons"], (
-        "RCL-11: the loaded record is not marked as a query match"
-    )
+    if record["id"] not in shown:
+        raise RequirementFailed("SRCH-6", "a record loaded from a file is not recalled")
+    if "query-match" not in shown[record["id"]]["reasons"]:
+        raise RequirementFailed("RCL-11", "the loaded record is not marked as a query match")
 
 
 @pytest.mark.requirement("SRCH-6")
@@ -169,8 +175,8 @@ def test_recall_sees_what_consolidation_wrote(ports: Ports, engine: Any) -> None
     shown = ports.recalled("staging database Postgres")
     for side in (a, b):
         stored = engine.call("get", id=side["id"])["record"]
-        assert side["id"] in shown and canonical_json(shown[side["id"]]["record"]) == \
-            canonical_json(stored), (
-                f"SRCH-6: recall does not show the current version of {side['id']} after "
-                "consolidation wrote it"
-            )
+        if not (side["id"] in shown and canonical_json(shown[side["id"]]["record"]) == \
+            canonical_json(stored)):
+            raise RequirementFailed(
+                "SRCH-6", f"recall does not show the current version of {side['id']} after "
+                "consolidation wrote it")

@@ -9,6 +9,7 @@ import pytest
 from memspec import is_reason
 from memspec.conformance import _builders as build
 from memspec.conformance._machines import describe_change, snapshot
+from memspec.conformance._outcomes import RequirementFailed
 
 #: Forces low salience: one-day half-life, no touch bonus, a high threshold.
 HARSH = {"half_life_days": 1, "reinforcement_bonus": 0, "archive_threshold": 0.5}
@@ -69,29 +70,31 @@ def test_low_salience_is_archived_never_deleted(dec: Decay, engine: Any) -> None
     now = dec.clock.at(FAR)
     report = dec.decay(now=now)
     for record in (old, gone, successor):
-        assert record["id"] in report["archived"], (
-            f"DEC-1: {record['id']} has salience far below the threshold but was not archived "
-            f"(report {report['archived']})"
-        )
+        if record["id"] not in report["archived"]:
+            raise RequirementFailed(
+                "DEC-1",
+                f"{record['id']} has salience far below the threshold but was not archived "
+                f"(report {report['archived']})")
         latest = dec.get(record["id"])
-        assert latest["state"] == "archived", (
-            f"DEC-1: {record['id']} is reported archived but stored as {latest['state']}"
-        )
+        if latest["state"] != "archived":
+            raise RequirementFailed(
+                "DEC-1", f"{record['id']} is reported archived but stored as {latest['state']}")
         reason = latest["state_reason"]
-        assert is_reason(reason), (
-            f"DEC-1: {record['id']} was archived without a reason"
-        )
-        assert latest["updated_at"] == now, (
-            f"LC-5: the archived version of {record['id']} has updated_at {latest['updated_at']}, "
-            f"not the decay time {now}"
-        )
+        if not is_reason(reason):
+            raise RequirementFailed("DEC-1", f"{record['id']} was archived without a reason")
+        if latest["updated_at"] != now:
+            raise RequirementFailed(
+                "LC-5",
+                f"the archived version of {record['id']} has updated_at {latest['updated_at']}, "
+                f"not the decay time {now}")
     after = snapshot(engine)
     for rid, versions in before.items():
-        assert rid in after, f"DEC-1: decay deleted {rid}"
-        assert after[rid][: len(versions)] == versions and len(after[rid]) == len(versions) + 1, (
-            f"DEC-1: decay should add exactly one archived version of {rid}: "
-            f"{describe_change({rid: versions}, {rid: after[rid]})}"
-        )
+        if rid not in after:
+            raise RequirementFailed("DEC-1", f"decay deleted {rid}")
+        if not (after[rid][: len(versions)] == versions and len(after[rid]) == len(versions) + 1):
+            raise RequirementFailed(
+                "DEC-1", f"decay should add exactly one archived version of {rid}: "
+                f"{describe_change({rid: versions}, {rid: after[rid]})}")
 
 
 @pytest.mark.requirement("DEC-1")
@@ -115,14 +118,16 @@ def test_transitional_records_never_decay(dec: Decay) -> None:
     report = dec.decay()
     protected = _protections(report)
     for side in (a, b):
-        assert side["id"] not in report["archived"], f"DEC-2: transitional {side['id']} decayed"
-        assert dec.get(side["id"])["state"] == "transitional", (
-            f"DEC-2: transitional {side['id']} left its state during decay"
-        )
-        assert protected.get(side["id"]) == "transitional", (
-            f"DEC-5: below-threshold transitional {side['id']} survived without being reported "
-            f"as protected 'transitional' (protected: {report['protected']})"
-        )
+        if side["id"] in report["archived"]:
+            raise RequirementFailed("DEC-2", f"transitional {side['id']} decayed")
+        if dec.get(side["id"])["state"] != "transitional":
+            raise RequirementFailed(
+                "DEC-2", f"transitional {side['id']} left its state during decay")
+        if protected.get(side["id"]) != "transitional":
+            raise RequirementFailed(
+                "DEC-5",
+                f"below-threshold transitional {side['id']} survived without being reported "
+                f"as protected 'transitional' (protected: {report['protected']})")
 
 
 @pytest.mark.requirement("DEC-3", "DEC-5")
@@ -130,12 +135,14 @@ def test_unflagged_rules_never_decay(dec: Decay) -> None:
     cited = dec.put("the night build failed on tuesday", "episode")
     rule = dec.put("night builds fail after schema changes", "rule", evidence=[cited["id"]])
     report = dec.decay()
-    assert rule["id"] not in report["archived"], "DEC-3: an unflagged rule decayed"
-    assert dec.get(rule["id"])["state"] == "active", "DEC-3: an unflagged rule left active"
-    assert _protections(report).get(rule["id"]) == "unflagged-rule", (
-        f"DEC-5: the surviving unflagged rule is not reported as protected 'unflagged-rule' "
-        f"(protected: {report['protected']})"
-    )
+    if rule["id"] in report["archived"]:
+        raise RequirementFailed("DEC-3", "an unflagged rule decayed")
+    if dec.get(rule["id"])["state"] != "active":
+        raise RequirementFailed("DEC-3", "an unflagged rule left active")
+    if _protections(report).get(rule["id"]) != "unflagged-rule":
+        raise RequirementFailed(
+            "DEC-5", f"the surviving unflagged rule is not reported as protected 'unflagged-rule' "
+            f"(protected: {report['protected']})")
 
 
 @pytest.mark.requirement("DEC-3")
@@ -162,20 +169,21 @@ def test_rule_evidence_never_decays(dec: Decay) -> None:
     report = dec.decay()
     protected = _protections(report)
     for evidence in (cited, other):
-        assert evidence["id"] not in report["archived"], (
-            f"DEC-4: {evidence['id']} is evidence of an active rule but decayed"
-        )
-        assert dec.get(evidence["id"])["state"] == "active", (
-            f"DEC-4: rule evidence {evidence['id']} left active during decay"
-        )
-        assert protected.get(evidence["id"]) == "rule-evidence", (
-            f"DEC-5: surviving rule evidence {evidence['id']} is not reported as protected "
-            f"'rule-evidence' (protected: {report['protected']})"
-        )
-    assert loose["id"] in report["archived"], (
-        "DEC-4: an uncited record was protected as well; the protection must be targeted"
-    )
-    assert rule["id"] not in report["archived"], "DEC-3: the unflagged rule decayed"
+        if evidence["id"] in report["archived"]:
+            raise RequirementFailed(
+                "DEC-4", f"{evidence['id']} is evidence of an active rule but decayed")
+        if dec.get(evidence["id"])["state"] != "active":
+            raise RequirementFailed(
+                "DEC-4", f"rule evidence {evidence['id']} left active during decay")
+        if protected.get(evidence["id"]) != "rule-evidence":
+            raise RequirementFailed(
+                "DEC-5", f"surviving rule evidence {evidence['id']} is not reported as protected "
+                f"'rule-evidence' (protected: {report['protected']})")
+    if loose["id"] not in report["archived"]:
+        raise RequirementFailed(
+            "DEC-4", "an uncited record was protected as well; the protection must be targeted")
+    if rule["id"] in report["archived"]:
+        raise RequirementFailed("DEC-3", "the unflagged rule decayed")
 
 
 @pytest.mark.requirement("DEC-5")
@@ -274,14 +282,13 @@ def test_touches_live_in_the_sidecar_and_slow_decay(dec: Decay, engine: Any, clo
     report = dec.decay({"half_life_days": 1, "reinforcement_bonus": 0.25,
                         "archive_threshold": 0.2}, now=clock.at(4))
     saliences = report["saliences"]
-    assert saliences[touched["id"]] > saliences[idle["id"]], (
-        f"DEC-7: touches did not raise salience ({saliences[touched['id']]} vs "
-        f"{saliences[idle['id']]} for an untouched twin)"
-    )
-    assert idle["id"] in report["archived"] and touched["id"] not in report["archived"], (
-        f"DEC-7: reinforcement did not protect the touched record from decay "
-        f"(archived {report['archived']})"
-    )
-    assert snapshot(engine)[touched["id"]] == before[touched["id"]], (
-        "DEC-7: touches or decay wrote a version of the touched record"
-    )
+    if saliences[touched["id"]] <= saliences[idle["id"]]:
+        raise RequirementFailed(
+            "DEC-7", f"touches did not raise salience ({saliences[touched['id']]} vs "
+            f"{saliences[idle['id']]} for an untouched twin)")
+    if not (idle["id"] in report["archived"] and touched["id"] not in report["archived"]):
+        raise RequirementFailed(
+            "DEC-7", f"reinforcement did not protect the touched record from decay "
+            f"(archived {report['archived']})")
+    if snapshot(engine)[touched["id"]] != before[touched["id"]]:
+        raise RequirementFailed("DEC-7", "touches or decay wrote a version of the touched record")

@@ -16,6 +16,7 @@ from memspec import (
 )
 from memspec.conformance import _builders as build
 from memspec.conformance._machines import attempt, expect_rejected, snapshot
+from memspec.conformance._outcomes import RequirementFailed
 
 
 class Files:
@@ -99,9 +100,9 @@ def test_signed_export_verifies(files: Files, engine: Any, keys: Any) -> None:
     for version in files.records(keys.b):
         engine.call("put", record=version)
     exported = files.export(files.clock.now(), keys.a)
-    assert exported["agent"] == keys.a.address, (
-        f"FILE-3: a file signed with seed A names agent {exported['agent']}, not A's address"
-    )
+    if exported["agent"] != keys.a.address:
+        raise RequirementFailed(
+            "FILE-3", f"a file signed with seed A names agent {exported['agent']}, not A's address")
     verify_file(exported, require_signature=True)
 
 
@@ -137,12 +138,15 @@ def test_verifying_load_requires_a_file_signature(files: Files, engine: Any,
         expect_rejected(engine, "load", "signature", "FILE-5",
                         f"a verifying load of {what}", file=memory_file, verify=True)
     result, error = attempt(engine, "load", file=unsigned, verify=False)
-    assert error is None, f"FILE-5: the explicit opt-out did not load an unsigned file: {error}"
-    assert result is not None and sorted(result["loaded"]) == sorted(r["id"] for r in records), (
-        f"FILE-5: the opt-out load reported {result} instead of loading both records"
-    )
+    if error is not None:
+        raise RequirementFailed(
+            "FILE-5", f"the explicit opt-out did not load an unsigned file: {error}")
+    if not (result is not None and sorted(result["loaded"]) == sorted(r["id"] for r in records)):
+        raise RequirementFailed(
+            "FILE-5", f"the opt-out load reported {result} instead of loading both records")
     stored = {r["id"] for r in engine.call("iterate")["records"]}
-    assert stored == {r["id"] for r in records}, "FILE-5: the opt-out load did not store records"
+    if stored != {r["id"] for r in records}:
+        raise RequirementFailed("FILE-5", "the opt-out load did not store records")
 
 
 @pytest.mark.requirement("FILE-5")
@@ -177,9 +181,9 @@ def test_verifying_load_checks_every_signed_record(files: Files, engine: Any,
                         file=memory_file, verify=True)
     fine = sign_file(build.memory_file([good], created_at=files.clock.now()), keys.a)
     result = engine.call("load", file=fine, verify=True)
-    assert result["loaded"] == [good["id"]], (
-        f"FILE-6: a file whose signatures all verify was not loaded: {result}"
-    )
+    if result["loaded"] != [good["id"]]:
+        raise RequirementFailed(
+            "FILE-6", f"a file whose signatures all verify was not loaded: {result}")
 
 
 @pytest.mark.requirement("FILE-11", "PROTO-7")
@@ -203,9 +207,9 @@ def test_a_loader_told_the_agent_refuses_any_other_signer(files: Files, engine: 
                     "a load whose expected_agent is not an address", file=own, verify=True,
                     expected_agent="amp:key:0OIl")
     result = engine.call("load", file=own, verify=True, expected_agent=keys.a.address)
-    assert result["loaded"] == [r["id"] for r in own["records"]], (
-        f"FILE-11: a file signed by the expected agent was not loaded: {result}"
-    )
+    if result["loaded"] != [r["id"] for r in own["records"]]:
+        raise RequirementFailed(
+            "FILE-11", f"a file signed by the expected agent was not loaded: {result}")
 
 
 @pytest.mark.requirement("FILE-9")
@@ -242,10 +246,9 @@ def test_extension_fields_survive_the_round_trip(files: Files, engine: Any, keys
                                extra={"x_producer": "the memspec kit"})
     engine.call("load", file=sign_file(header, keys.a), verify=True)
     stored = engine.call("get", id=extended["id"])["record"]
-    assert canonical_json(stored) == canonical_json(extended), (
-        "REC-2: an extension field of a loaded record was dropped or changed"
-    )
+    if canonical_json(stored) != canonical_json(extended):
+        raise RequirementFailed(
+            "REC-2", "an extension field of a loaded record was dropped or changed")
     exported = files.export(files.clock.now())
-    assert canonical_json(exported["records"][0]) == canonical_json(extended), (
-        "REC-2: an extension field did not survive export"
-    )
+    if canonical_json(exported["records"][0]) != canonical_json(extended):
+        raise RequirementFailed("REC-2", "an extension field did not survive export")

@@ -23,6 +23,7 @@ from memspec import (
 from memspec import strategies as ms
 from memspec.conformance import _builders as build
 from memspec.conformance._machines import attempt, expect_rejected, kit_settings
+from memspec.conformance._outcomes import RequirementFailed
 
 # Keys and strings where byte-level choices show: code points beyond U+FFFF sort after
 # U+E000..U+FFFF by code point but before them in UTF-16; decomposed text changes under NFC.
@@ -88,13 +89,13 @@ def test_created_records_are_newborn(engine: Any, args: dict[str, Any]) -> None:
             "superseded_by": None, "transition": None, "flagged": False, "flag_reason": None,
             "signed_by": None, "signature": "", "state_reason": None}
     for field, value in born.items():
-        assert record[field] == value, (
-            f"REC-14: a new record has {field} = {record[field]!r}, expected {value!r}"
-        )
+        if record[field] != value:
+            raise RequirementFailed(
+                "REC-14", f"a new record has {field} = {record[field]!r}, expected {value!r}")
     present = {f for f in OPTIONAL_FIELDS if f in record}
-    assert present == ({"occurred_at"} if "occurred_at" in args else set()), (
-        f"REC-11: a new record carries optional fields {sorted(present)} that were never set"
-    )
+    if present != ({"occurred_at"} if "occurred_at" in args else set()):
+        raise RequirementFailed(
+            "REC-11", f"a new record carries optional fields {sorted(present)} that were never set")
 
 
 @pytest.mark.requirement("ID-1")
@@ -151,21 +152,22 @@ def test_evolution_never_changes_identity(engine: Any, record: dict[str, Any],
     now = max(record["updated_at"], later)
     evolved = engine.call("evolve_record", record=record, changes=changes, now=now)["record"]
     for field in ("id", "type", "body", "slots", "provenance", "created_at"):
-        assert evolved[field] == record[field], (
-            f"{'ID-3' if field == 'id' else 'REC-7'}: evolve_record changed {field} "
-            f"({record[field]!r} -> {evolved[field]!r})"
-        )
-    assert evolved.get("occurred_at") == record.get("occurred_at"), (
-        "REC-7: evolve_record changed occurred_at, which never changes after birth"
-    )
-    assert evolved["updated_at"] == now, (
-        f"REC-7: the new version's updated_at is {evolved['updated_at']}, not {now}"
-    )
+        if evolved[field] != record[field]:
+            raise RequirementFailed("ID-3" if field == "id" else "REC-7",
+                                    f"evolve_record changed {field} "
+                                    f"({record[field]!r} -> {evolved[field]!r})")
+    if evolved.get("occurred_at") != record.get("occurred_at"):
+        raise RequirementFailed(
+            "REC-7", "evolve_record changed occurred_at, which never changes after birth")
+    if evolved["updated_at"] != now:
+        raise RequirementFailed(
+            "REC-7", f"the new version's updated_at is {evolved['updated_at']}, not {now}")
     for field, value in changes.items():
-        assert evolved[field] == value, f"ID-3: evolve_record did not apply {field} = {value!r}"
-    assert evolved["id"] == record_id(evolved) or "birth_digest" in evolved, (
-        "ID-3: the evolved record's id is not the content address of its birth fields"
-    )
+        if evolved[field] != value:
+            raise RequirementFailed("ID-3", f"evolve_record did not apply {field} = {value!r}")
+    if not (evolved["id"] == record_id(evolved) or "birth_digest" in evolved):
+        raise RequirementFailed(
+            "ID-3", "the evolved record's id is not the content address of its birth fields")
 
 
 @pytest.mark.requirement("ID-3", "REC-7")

@@ -18,11 +18,13 @@ from memspec.conformance._machines import (
     LEGAL_TRANSITIONS,
     LifecycleMachine,
     canon,
+    check_version,
     expect_rejected,
     fresh_id,
     kit_settings,
     version_problems,
 )
+from memspec.conformance._outcomes import RequirementFailed
 
 _STATES = ("active", "transitional", "superseded", "archived")
 
@@ -107,10 +109,10 @@ def test_is_legal_matches_the_table(engine: Any) -> None:
         for new in _STATES:
             answer = engine.call("is_legal", **{"from": old, "to": new})["legal"]
             expected = (old, new) in LEGAL_TRANSITIONS
-            assert answer is expected, (
-                f"{'LC-2' if old == 'archived' else 'LC-1'}: is_legal({old} -> {new}) answered "
-                f"{answer!r}, the legality table says {expected}"
-            )
+            if answer is not expected:
+                raise RequirementFailed("LC-2" if old == "archived" else "LC-1",
+                                        f"is_legal({old} -> {new}) answered {answer!r}, the "
+                                        f"legality table says {expected}")
 
 
 @pytest.mark.requirement("LC-2")
@@ -165,20 +167,19 @@ def test_supersede_writes_the_exact_versions(kit: Kit, engine: Any, clock: Any) 
     written = engine.call("apply_proposal", proposal=build.proposal(
         "supersede", successor, target_id=old["id"], reason="the kettle moved"), now=now)
     by_id = {w["id"]: w for w in written["written"]}
-    assert set(by_id) == {old["id"], successor["id"]}, (
-        f"LC-5: supersede should write the successor and a new version of the old record, "
-        f"wrote {list(by_id)}"
-    )
-    assert canon(by_id[successor["id"]]) == canon(successor), (
-        "OP-3: the successor was written altered"
-    )
+    if set(by_id) != {old["id"], successor["id"]}:
+        raise RequirementFailed(
+            "LC-5", f"supersede should write the successor and a new version of the old record, "
+            f"wrote {list(by_id)}")
+    if canon(by_id[successor["id"]]) != canon(successor):
+        raise RequirementFailed("OP-3", "the successor was written altered")
     problems = version_problems(old, kit.get(old["id"]), now, {
         "state": ("superseded", "SUP-2"), "superseded_by": (successor["id"], "SUP-2"),
         "state_reason": ("the kettle moved", "LC-3")})
-    assert not problems, "; ".join(problems)
-    assert kit.get(successor["id"])["supersedes"] == old["id"], (
-        "SUP-1: the stored successor does not name the old record in supersedes"
-    )
+    check_version("the new version", problems)
+    if kit.get(successor["id"])["supersedes"] != old["id"]:
+        raise RequirementFailed(
+            "SUP-1", "the stored successor does not name the old record in supersedes")
 
 
 @pytest.mark.requirement("SUP-1")
@@ -231,14 +232,13 @@ def test_transition_marks_both_sides(kit: Kit, engine: Any, clock: Any) -> None:
     now = clock.advance(seconds=1)
     result = engine.call("apply_proposal", proposal=build.proposal(
         "transition", target_id=a["id"], other_id=b["id"], reason="they disagree"), now=now)
-    assert sorted(w["id"] for w in result["written"]) == sorted([a["id"], b["id"]]), (
-        "TRN-3: a transition should write a new version of both sides"
-    )
+    if sorted(w["id"] for w in result["written"]) != sorted([a["id"], b["id"]]):
+        raise RequirementFailed("TRN-3", "a transition should write a new version of both sides")
     block = build.transition_block(a["id"], b["id"], "they disagree")
     for side in (a, b):
         problems = version_problems(side, kit.get(side["id"]), now, {
             "state": ("transitional", "TRN-3"), "transition": (block, "TRN-3")})
-        assert not problems, "; ".join(problems)
+        check_version("the new version", problems)
 
 
 @pytest.mark.requirement("TRN-4")
@@ -282,9 +282,9 @@ def test_resolution_outcome_and_loser_history(kit: Kit, engine: Any, clock: Any)
     now = clock.advance(seconds=1)
     result = engine.call("resolve", winner_id=a["id"], loser_id=b["id"],
                          reason="the config file says Postgres", now=now)
-    assert sorted(w["id"] for w in result["written"]) == sorted([a["id"], b["id"]]), (
-        "RES-2: resolution should write one new version of the winner and of the loser"
-    )
+    if sorted(w["id"] for w in result["written"]) != sorted([a["id"], b["id"]]):
+        raise RequirementFailed(
+            "RES-2", "resolution should write one new version of the winner and of the loser")
     problems = version_problems(won_before, kit.get(a["id"]), now, {
         "state": ("active", "RES-2"), "transition": (None, "RES-2"),
         "state_reason": ("the config file says Postgres", "RES-2")})
@@ -292,14 +292,15 @@ def test_resolution_outcome_and_loser_history(kit: Kit, engine: Any, clock: Any)
         "state": ("superseded", "RES-2"), "transition": (None, "RES-2"),
         "superseded_by": (a["id"], "RES-2"),
         "state_reason": ("the config file says Postgres", "RES-2")})
-    assert not problems, "; ".join(problems)
+    check_version("the new version", problems)
     states = [v["state"] for v in kit.history(b["id"])]
-    assert states == ["active", "transitional", "superseded"], (
-        f"RES-3: the loser's history should be active, transitional, superseded; it is {states}"
-    )
-    assert canon(kit.history(b["id"])[0]) == canon(b), (
-        "RES-3: the loser's first version is no longer the record as born"
-    )
+    if states != ["active", "transitional", "superseded"]:
+        raise RequirementFailed(
+            "RES-3",
+            f"the loser's history should be active, transitional, superseded; it is {states}")
+    if canon(kit.history(b["id"])[0]) != canon(b):
+        raise RequirementFailed(
+            "RES-3", "the loser's first version is no longer the record as born")
 
 
 @pytest.mark.requirement("LC-4", "LC-5")
@@ -311,16 +312,18 @@ def test_superseded_and_archived_records_keep_their_history(kit: Kit, engine: An
     for record, states in ((old, ["active", "superseded", "archived"]),
                            (successor, ["active", "archived"])):
         versions = kit.history(record["id"])
-        assert [v["state"] for v in versions] == states, (
-            f"LC-4: history of {record['id']} is {[v['state'] for v in versions]}, "
-            f"expected {states}"
-        )
-        assert canon(versions[0]) == canon(record), "LC-4: the birth version was altered"
-        assert all(v["id"] == record["id"] for v in versions), "LC-5: a version changed its id"
+        if [v["state"] for v in versions] != states:
+            raise RequirementFailed(
+                "LC-4", f"history of {record['id']} is {[v['state'] for v in versions]}, "
+                f"expected {states}")
+        if canon(versions[0]) != canon(record):
+            raise RequirementFailed("LC-4", "the birth version was altered")
+        if not all(v["id"] == record["id"] for v in versions):
+            raise RequirementFailed("LC-5", "a version changed its id")
         stamps = [v["updated_at"] for v in versions]
-        assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps), (
-            f"LC-5: updated_at does not move forward with each change: {stamps}"
-        )
+        if not (stamps == sorted(stamps) and len(set(stamps)) == len(stamps)):
+            raise RequirementFailed(
+                "LC-5", f"updated_at does not move forward with each change: {stamps}")
 
 
 # -- proposals ---------------------------------------------------------------------------
@@ -359,9 +362,8 @@ def test_invalid_proposals_are_not_repaired(kit: Kit, engine: Any, clock: Any) -
     for what, classes, proposal in cases:
         expect_rejected(engine, "apply_proposal", classes, "OP-3", what, proposal=proposal,
                         now=now)
-    assert [kit.get(r["id"])["state"] for r in (old, other)] == ["active", "active"], (
-        "OP-3: an invalid proposal changed a record"
-    )
+    if [kit.get(r["id"])["state"] for r in (old, other)] != ["active", "active"]:
+        raise RequirementFailed("OP-3", "an invalid proposal changed a record")
 
 
 @pytest.mark.requirement("OP-6", "REC-14")
@@ -424,15 +426,16 @@ def test_rule_flagged_when_no_evidence_is_live(kit: Kit, engine: Any, clock: Any
                 rule["id"], fresh_id("other-side"), "dispute")}
         refreshed = _refresh(engine, clock, subject, [kit.get(e1["id"]), kit.get(e2["id"])],
                              [ghost])
-        assert refreshed["flagged"] is True, (
-            "RULE-2: a rule whose evidence is superseded, archived or missing was not flagged"
-        )
-        assert is_reason(refreshed["flag_reason"]), (
-            "RULE-2: a flagged rule carries no flag_reason"
-        )
-        assert refreshed["state"] == subject["state"], (
-            f"RULE-6: flagging moved the rule from {subject['state']} to {refreshed['state']}"
-        )
+        if refreshed["flagged"] is not True:
+            raise RequirementFailed(
+                "RULE-2",
+                "a rule whose evidence is superseded, archived or missing was not flagged")
+        if not is_reason(refreshed["flag_reason"]):
+            raise RequirementFailed("RULE-2", "a flagged rule carries no flag_reason")
+        if refreshed["state"] != subject["state"]:
+            raise RequirementFailed(
+                "RULE-6",
+                f"flagging moved the rule from {subject['state']} to {refreshed['state']}")
 
 
 @pytest.mark.requirement("RULE-3")

@@ -10,6 +10,7 @@ import pytest
 from memspec import canonical_json
 from memspec.conformance import _builders as build
 from memspec.conformance._machines import expect_rejected, fresh_id, snapshot
+from memspec.conformance._outcomes import RequirementFailed
 
 BIG = 100_000
 _ALLOWED_REASONS = {"query-match", "transition-partner", "predecessor"}
@@ -151,29 +152,33 @@ def test_reinforcement_never_lowers_a_score_or_writes(mem: Recall, engine: Any,
     before = snapshot(engine)
     counts = [engine.call("touch", id=touched["id"], now=clock.advance(seconds=1))["count"]
               for _ in range(3)]
-    assert counts == [1, 2, 3], f"RCL-4: touch counts after 1, 2, 3 touches are {counts}"
+    if counts != [1, 2, 3]:
+        raise RequirementFailed("RCL-4", f"touch counts after 1, 2, 3 touches are {counts}")
     expect_rejected(engine, "touch", "not-found", "RCL-4", "a touch of an unknown id",
                     id=fresh_id("never-stored"), now=clock.now())
     now = clock.now()
     scores = []
     for _ in range(4):
         found = mem.entries("spare key blue pot", now=now)
-        assert touched["id"] in found and twin["id"] in found, "RCL-4: recall lost a record"
-        assert found[touched["id"]]["score"] >= found[twin["id"]]["score"], (
-            f"RCL-4: a touched record scored {found[touched['id']]['score']}, below an "
-            f"untouched otherwise-equal record ({found[twin['id']]['score']})"
-        )
+        if not (touched["id"] in found and twin["id"] in found):
+            raise RequirementFailed("RCL-4", "recall lost a record")
+        if found[touched["id"]]["score"] < found[twin["id"]]["score"]:
+            raise RequirementFailed(
+                "RCL-4", f"a touched record scored {found[touched['id']]['score']}, below an "
+                f"untouched otherwise-equal record ({found[twin['id']]['score']})")
         scores.append(found[touched["id"]]["score"])
-    assert scores == sorted(scores), (
-        f"RCL-4: the same record's score fell as retrieval reinforced it: {scores}"
-    )
-    assert snapshot(engine) == before, (
-        "RCL-4: touches or recalls wrote record versions; reinforcement belongs in the sidecar"
-    )
+    if scores != sorted(scores):
+        raise RequirementFailed(
+            "RCL-4", f"the same record's score fell as retrieval reinforced it: {scores}")
+    if snapshot(engine) != before:
+        raise RequirementFailed(
+            "RCL-4",
+            "touches or recalls wrote record versions; reinforcement belongs in the sidecar")
     stored = engine.call("get", id=touched["id"])["record"]
-    assert canonical_json(stored) == canonical_json(touched), (
-        "RCL-4: the touched record's stored form changed (touch counts are never record fields)"
-    )
+    if canonical_json(stored) != canonical_json(touched):
+        raise RequirementFailed(
+            "RCL-4",
+            "the touched record's stored form changed (touch counts are never record fields)")
 
 
 @pytest.mark.requirement("RCL-5", "TRN-5")
@@ -183,14 +188,15 @@ def test_transition_partner_is_pulled_in(mem: Recall) -> None:
     mem.put("the coffee machine is broken")
     mem.transition(side, partner)
     found = mem.entries("deploy target blue cluster")
-    assert side["id"] in found, "RCL-5: recall did not return the matching transitional record"
-    assert partner["id"] in found, (
-        "RCL-5: recall showed one side of a transition without its partner"
-    )
-    assert "transition-partner" in found[partner["id"]]["reasons"], (
-        f"RCL-5: the pulled-in partner's reasons are {found[partner['id']]['reasons']}, "
-        "expected transition-partner"
-    )
+    if side["id"] not in found:
+        raise RequirementFailed("RCL-5", "recall did not return the matching transitional record")
+    if partner["id"] not in found:
+        raise RequirementFailed(
+            "RCL-5", "recall showed one side of a transition without its partner")
+    if "transition-partner" not in found[partner["id"]]["reasons"]:
+        raise RequirementFailed(
+            "RCL-5", f"the pulled-in partner's reasons are {found[partner['id']]['reasons']}, "
+            "expected transition-partner")
 
 
 @pytest.mark.requirement("RCL-5")

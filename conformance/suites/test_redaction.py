@@ -15,6 +15,7 @@ from memspec.conformance._machines import (
     fresh_id,
     snapshot,
 )
+from memspec.conformance._outcomes import RequirementFailed
 
 SECRET = "the door code is 4711 and the alarm PIN is zebraquokka"
 
@@ -111,20 +112,22 @@ def test_tombstone_destroys_content_and_explains_the_id(red: Redact, engine: Any
                 "provenance": {"kind": "redaction", "ref": None, "agent": None},
                 "confidence": "0.0000", "signed_by": None, "signature": ""}
     for field, value in expected.items():
-        assert tombstone.get(field) == value, (
-            f"RED-3: the tombstone's {field} is {tombstone.get(field)!r}, expected {value!r}"
-        )
-    assert "occurred_at" not in tombstone, "RED-3: the tombstone still carries occurred_at"
-    assert tombstone.get("redacted") is True, "RED-4: the tombstone lacks redacted: true"
-    assert tombstone.get("redaction_reason") == reason, (
-        f"RED-4: redaction_reason is {tombstone.get('redaction_reason')!r}, not the reason given"
-    )
-    assert tombstone.get("birth_digest") == birth_digest(born), (
-        "RED-4: birth_digest is not the sha256 of the original birth content"
-    )
-    assert tombstone["id"] == "mem:" + tombstone["birth_digest"][:32], (
-        "RED-5: the tombstone's id is not the prefix of its birth_digest"
-    )
+        if tombstone.get(field) != value:
+            raise RequirementFailed(
+                "RED-3", f"the tombstone's {field} is {tombstone.get(field)!r}, expected {value!r}")
+    if "occurred_at" in tombstone:
+        raise RequirementFailed("RED-3", "the tombstone still carries occurred_at")
+    if tombstone.get("redacted") is not True:
+        raise RequirementFailed("RED-4", "the tombstone lacks redacted: true")
+    if tombstone.get("redaction_reason") != reason:
+        raise RequirementFailed(
+            "RED-4",
+            f"redaction_reason is {tombstone.get('redaction_reason')!r}, not the reason given")
+    if tombstone.get("birth_digest") != birth_digest(born):
+        raise RequirementFailed(
+            "RED-4", "birth_digest is not the sha256 of the original birth content")
+    if tombstone["id"] != "mem:" + tombstone["birth_digest"][:32]:
+        raise RequirementFailed("RED-5", "the tombstone's id is not the prefix of its birth_digest")
     validate_record(tombstone)
     latest = versions[-1]
     table = {
@@ -136,15 +139,16 @@ def test_tombstone_destroys_content_and_explains_the_id(red: Redact, engine: Any
         "tags": [], "flagged": False, "flag_reason": None, "signed_by": None, "signature": "",
         "redacted": True, "redaction_reason": reason, "birth_digest": birth_digest(born),
     }
-    assert canonical_json(tombstone) == canonical_json(table), (
-        "RED-3: the tombstone differs from the one the tombstone table fixes: "
-        + "; ".join(f"{k}={tombstone.get(k)!r} (expected {v!r})" for k, v in table.items()
-                    if tombstone.get(k) != v)
-        + "; ".join(f" extra field {k}" for k in set(tombstone) - set(table))
-    )
+    if canonical_json(tombstone) != canonical_json(table):
+        raise RequirementFailed(
+            "RED-3", "the tombstone differs from the one the tombstone table fixes: "
+            + "; ".join(f"{k}={tombstone.get(k)!r} (expected {v!r})" for k, v in table.items()
+            if tombstone.get(k) != v)
+            + "; ".join(f" extra field {k}" for k in set(tombstone) - set(table)))
     text = canonical_json(tombstone).decode()
     for fragment in ("4711", "zebraquokka", "chat-"):
-        assert fragment not in text, f"RED-3: the tombstone still contains {fragment!r}"
+        if fragment in text:
+            raise RequirementFailed("RED-3", f"the tombstone still contains {fragment!r}")
 
 
 @pytest.mark.requirement("RED-4")
@@ -195,10 +199,10 @@ def test_no_proposal_reaches_redaction(red: Redact, engine: Any, keys: Any) -> N
     before = snapshot(engine)
     attempt(engine, "apply_proposal", proposal=build.proposal("create", tomb_like), now=now)
     after = snapshot(engine)
-    assert after[born["id"]] == before[born["id"]], (
-        f"RED-6: a proposal changed the stored versions of {born['id']}: "
-        f"{describe_change(before, after)}"
-    )
+    if after[born["id"]] != before[born["id"]]:
+        raise RequirementFailed(
+            "RED-6", f"a proposal changed the stored versions of {born['id']}: "
+            f"{describe_change(before, after)}")
 
 
 @pytest.mark.requirement("RED-7")
@@ -227,6 +231,6 @@ def test_rule_with_redacted_evidence_is_flagged(red: Redact, engine: Any) -> Non
     engine.call("consolidate", now=red.clock.advance(days=1),
                 config={"near_dup_threshold": "0.95", "promotion_threshold": 3})
     swept = engine.call("get", id=rule["id"])["record"]
-    assert swept["flagged"] is True, (
-        "RED-8: a rule whose only evidence was redacted was not flagged by the sweep"
-    )
+    if swept["flagged"] is not True:
+        raise RequirementFailed(
+            "RED-8", "a rule whose only evidence was redacted was not flagged by the sweep")

@@ -24,6 +24,7 @@ from memspec import (
 from memspec import strategies as ms
 from memspec.conformance import _builders as build
 from memspec.conformance._machines import expect_rejected, kit_settings
+from memspec.conformance._outcomes import RequirementFailed, blame
 
 KEYS = build.fixed_keys()
 _SIGNERS = st.sampled_from([KEYS.a, KEYS.b, KEYS.c])
@@ -40,27 +41,29 @@ def _sign(engine: Any, record: dict[str, Any], key: SigningKey) -> dict[str, Any
 @given(record=ms.records(signed=False), key=_SIGNERS)
 def test_engine_signatures_verify_independently(engine: Any, record: dict[str, Any],
                                                 key: SigningKey) -> None:
-    signed = _sign(engine, record, key)
-    assert signed["signed_by"] == key.address, (
-        f"SIG-7: sign_record set signed_by to {signed['signed_by']}, not the signer's address"
-    )
+    with blame("SIG-7"):  # an engine that refuses to sign a valid record breaks SIG-7
+        signed = _sign(engine, record, key)
+    if signed["signed_by"] != key.address:
+        raise RequirementFailed(
+            "SIG-7",
+            f"sign_record set signed_by to {signed['signed_by']}, not the signer's address")
     unsigned_part = {k: v for k, v in signed.items() if k not in ("signed_by", "signature")}
-    assert unsigned_part == {k: v for k, v in record.items()
-                             if k not in ("signed_by", "signature")}, (
-        "REC-2: signing changed or dropped record fields (extension fields must survive)"
-    )
+    if not (unsigned_part == {k: v for k, v in record.items()
+                             if k not in ("signed_by", "signature")}):
+        raise RequirementFailed(
+            "REC-2", "signing changed or dropped record fields (extension fields must survive)")
     try:
         verify_record(signed)
     except MemspecError as exc:
-        raise AssertionError(
-            f"SIG-7: the engine's signature does not verify over the canonical record with "
-            f"signed_by inside the payload ({exc})"
-        ) from None
+        raise RequirementFailed(
+            "SIG-7", f"the engine's signature does not verify over the canonical record with "
+            f"signed_by inside the payload ({exc})") from None
     expected = sign_record(record, key)
-    assert signed["signature"] == expected["signature"], (
-        "SIG-7: the engine's Ed25519 signature differs from the one over the specified signing "
-        "input (Ed25519 is deterministic)"
-    )
+    if signed["signature"] != expected["signature"]:
+        raise RequirementFailed(
+            "SIG-7",
+            "the engine's Ed25519 signature differs from the one over the specified signing "
+            "input (Ed25519 is deterministic)")
 
 
 @pytest.mark.requirement("SIG-8", "SIG-5")
@@ -69,12 +72,15 @@ def test_engine_signatures_verify_independently(engine: Any, record: dict[str, A
 def test_engine_verifies_and_rejects_generated_records(engine: Any, record: dict[str, Any],
                                                        key: SigningKey) -> None:
     signed = sign_record(record, key)
-    result = engine.call("verify_record", record=signed)
-    assert result["signed"] is True, f"SIG-8: a valid signature was answered {result}"
-    unsigned = engine.call("verify_record", record=record)
-    assert unsigned["signed"] is False, (
-        f"SIG-6: an unsigned record was answered {unsigned} instead of signed false"
-    )
+    with blame("SIG-8"):  # a valid signature must verify
+        result = engine.call("verify_record", record=signed)
+    if result["signed"] is not True:
+        raise RequirementFailed("SIG-8", f"a valid signature was answered {result}")
+    with blame("SIG-6"):  # an unsigned record is answered signed false, not rejected
+        unsigned = engine.call("verify_record", record=record)
+    if unsigned["signed"] is not False:
+        raise RequirementFailed(
+            "SIG-6", f"an unsigned record was answered {unsigned} instead of signed false")
     tampered = {**signed, "tags": [*signed["tags"], "added after signing"]}
     expect_rejected(engine, "verify_record", "signature", "SIG-8",
                     "a signed record whose tags changed after signing", record=tampered)

@@ -9,6 +9,7 @@ import pytest
 from memspec import SigningKey, canonical_json, sign_record
 from memspec.conformance import _builders as build
 from memspec.conformance._machines import attempt, describe_change, expect_rejected, snapshot
+from memspec.conformance._outcomes import RequirementFailed
 
 
 class Store:
@@ -289,9 +290,9 @@ def test_nothing_is_deleted_by_lifecycle_changes(store: Store, engine: Any) -> N
         engine.call(op, now=store.clock.advance(seconds=1), **args)
         _assert_grows(before, snapshot(engine), "STORE-6", step)
     for record in (a, b, c, d, successor):
-        assert canonical_json(store.history(record["id"])[0]) == canonical_json(record), (
-            f"LC-4: {record['id']} no longer has its birth version in history"
-        )
+        if canonical_json(store.history(record["id"])[0]) != canonical_json(record):
+            raise RequirementFailed(
+                "LC-4", f"{record['id']} no longer has its birth version in history")
 
 
 @pytest.mark.requirement("STORE-6", "RED-1")
@@ -304,15 +305,15 @@ def test_nothing_is_deleted_by_redaction(store: Store, engine: Any) -> None:
     before = snapshot(engine)
     engine.call("redact", id=secret["id"], reason="a secret", now=store.clock.advance(seconds=1))
     after = snapshot(engine)
-    assert set(after) == set(before), (
-        f"STORE-6: redaction changed which ids the store holds: {describe_change(before, after)}"
-    )
-    assert after[bystander["id"]] == before[bystander["id"]], (
-        "STORE-6: redaction of one record changed another"
-    )
-    assert len(after[secret["id"]]) == 3, (
-        f"RED-1: redaction left {len(after[secret['id']])} versions of a 3-version record"
-    )
+    if set(after) != set(before):
+        raise RequirementFailed(
+            "STORE-6",
+            f"redaction changed which ids the store holds: {describe_change(before, after)}")
+    if after[bystander["id"]] != before[bystander["id"]]:
+        raise RequirementFailed("STORE-6", "redaction of one record changed another")
+    if len(after[secret["id"]]) != 3:
+        raise RequirementFailed(
+            "RED-1", f"redaction left {len(after[secret['id']])} versions of a 3-version record")
 
 
 @pytest.mark.requirement("STORE-5")

@@ -113,7 +113,7 @@ def _marked(exc: BaseException, requirements: tuple[str, ...],
             when: str = "call") -> tuple[Any, Any]:
     report = _Report("failed", when)
     levels = tuple(catalogue()[r].level for r in requirements)
-    mark_report(report, exc, levels, [], requirements)
+    mark_report(report, exc, levels, [])
     return report, logged_outcome(report, None)
 
 
@@ -139,9 +139,20 @@ def test_a_blamed_should_is_a_warning_a_blamed_must_is_not() -> None:
     assert getattr(report, "memspec_outcome", None) is None and logged.outcome == FAILED
 
 
-def test_a_check_naming_an_undeclared_requirement_is_a_kit_bug() -> None:
-    report, logged = _marked(RequirementFailed("SIG-6", "x"), ("SIG-8",))
+def test_a_check_naming_an_unknown_requirement_is_a_kit_bug() -> None:
+    report, logged = _marked(RequirementFailed("NOPE-6", "x"), ("SIG-8",))
     assert logged.blamed == () and "kit bug" in report.memspec_message
+
+
+def test_a_shared_check_may_name_a_requirement_beyond_the_markers() -> None:
+    # expect_rejected: a rejection that still wrote breaks PROTO-7, in whichever test.
+    _, logged = _marked(RequirementFailed("PROTO-7", "wrote"), ("LC-2",))
+    assert logged.blamed == ("PROTO-7",)
+    tests = _passing("format", "store", "lifecycle")
+    tests.append(TestResult("t::lc2", ("LC-2",), FAILED, "PROTO-7: wrote", ("PROTO-7",),
+                            ("lifecycle",)))
+    by_id = _by_id(_fold(["format", "store", "lifecycle"], tests))
+    assert by_id["PROTO-7"]["outcome"] == "failed" and by_id["LC-2"]["outcome"] == "partial"
 
 
 # --------------------------------------------------------------------------- folding
