@@ -37,7 +37,7 @@ from memspec.conformance._model import (
     planned_requirement,
     version_problems,
 )
-from memspec.conformance._outcomes import RequirementFailed
+from memspec.conformance._outcomes import RequirementFailed, judges_input
 
 __all__ = ["LifecycleMachine"]
 
@@ -129,11 +129,13 @@ class LifecycleMachine(RuleBasedStateMachine):
         if error is None:
             raise RequirementFailed(
                 requirement, f"{what} was accepted by {operation} (expected a "
-                f"{'/'.join(sorted(classes))} error); result {shorten(result)}")
+                f"{'/'.join(sorted(classes))} error); result {shorten(result)}",
+                strictness=judges_input(classes))
         if error.code not in classes:
             raise RequirementFailed(
                 requirement, f"{what} was rejected by {operation} with error class "
-                f"{error.code!r}, expected {'/'.join(sorted(classes))} ({error})")
+                f"{error.code!r}, expected {'/'.join(sorted(classes))} ({error})",
+                strictness=judges_input(classes))
         # The invariant that runs next compares the whole store with the model.
         self.step = ("PROTO-7", f"{what} was rejected, yet {operation} wrote")
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from hypothesis import HealthCheck, Phase, settings
 
 from memspec import MemspecError, canonical_json
-from memspec.conformance._outcomes import RequirementFailed
+from memspec.conformance._outcomes import RequirementFailed, judges_input
 from memspec.engine import operations
 
 __all__ = [
@@ -140,15 +140,17 @@ def expect_rejected(engine: EngineLike, operation: str, classes: str | Collectio
     result, error = attempt(engine, operation, **arguments)
     after = {} if pure else snapshot(engine)
     change = describe_change(before, after)
+    strict = judges_input(allowed)  # refusing malformed input: input strictness (SPEC 19.2)
     if error is None:
         raise RequirementFailed(
             requirement, f"{what} was accepted by {operation} (expected a "
             f"{'/'.join(sorted(allowed))} error); result {shorten(result)}"
-            + (f"; it wrote: {change}" if change else ""))
+            + (f"; it wrote: {change}" if change else ""), strictness=strict)
     if error.code not in allowed:
         raise RequirementFailed(
             requirement, f"{what} was rejected by {operation} with error class "
-            f"{error.code!r}, expected {'/'.join(sorted(allowed))} ({error})")
+            f"{error.code!r}, expected {'/'.join(sorted(allowed))} ({error})",
+            strictness=strict)
     if change:
         # A rejection that writes breaks PROTO-7, whatever the rejection was about.
         raise RequirementFailed(

@@ -9,7 +9,7 @@ the plugin and the report can tell them from an ordinary skip:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -43,7 +43,10 @@ __all__ = [
     "check",
     "first_line",
     "has_failed_check",
+    "input_classes",
+    "input_only",
     "is_fault",
+    "judges_input",
     "load_hypothesis_profile",
     "logged_outcome",
     "mark_report",
@@ -144,7 +147,8 @@ class RequirementFailed(AssertionError):
     a tuple when the check is a vector whose data names several.
     """
 
-    def __init__(self, requirement: str | tuple[str, ...], message: str) -> None:
+    def __init__(self, requirement: str | tuple[str, ...], message: str, *,
+                 strictness: bool = False) -> None:
         names = (requirement,) if isinstance(requirement, str) else tuple(requirement)
         if not names:
             raise ValueError("RequirementFailed needs at least one requirement id")
@@ -152,6 +156,9 @@ class RequirementFailed(AssertionError):
         super().__init__(message if message.startswith(prefix) else prefix + message)
         self.requirements = names
         self.detail = message
+        #: Whether the check judged input strictness: that malformed input is refused with
+        #: a class SPEC 18.4 marks ``input`` (see :func:`input_classes`).
+        self.strictness = strictness
 
     @property
     def requirement(self) -> str:
@@ -159,7 +166,35 @@ class RequirementFailed(AssertionError):
         return self.requirements[0]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.requirements, self.detail))
+        return (_rebuild, (self.requirements, self.detail, self.strictness))
+
+
+def _rebuild(requirements: tuple[str, ...], detail: str, strictness: bool) -> RequirementFailed:
+    return RequirementFailed(requirements, detail, strictness=strictness)
+
+
+@cache
+def input_classes() -> frozenset[str]:
+    """The error classes whose rejections judge input strictness (SPEC 18.4, ``judges``
+    column, from spec/error-classes.json)."""
+    data: dict[str, Any] = load_json("spec", "error-classes.json")
+    return frozenset(c["code"] for c in data["classes"] if c["judges"] == "input")
+
+
+def judges_input(classes: str | Iterable[str]) -> bool:
+    """Whether a rejection expected with ``classes`` judges input strictness (all of them
+    are ``input`` classes)."""
+    wanted = {classes} if isinstance(classes, str) else set(classes)
+    return bool(wanted) and wanted <= input_classes()
+
+
+def input_only(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or every failure of a hypothesis group) judged input strictness."""
+    if isinstance(exc, RequirementFailed):
+        return exc.strictness
+    if isinstance(exc, BaseExceptionGroup):
+        return bool(exc.exceptions) and all(input_only(e) for e in exc.exceptions)
+    return False
 
 
 def check(requirement: str, condition: object, message: str | Callable[[], str]) -> None:
@@ -267,6 +302,8 @@ class Logged(NamedTuple):
     blamed: tuple[str, ...] = ()
     #: For a not-claimed test: the unclaimed profiles it needed.
     needs: tuple[str, ...] = ()
+    #: For a failed test: whether its failing check judged input strictness only.
+    strictness: bool = False
 
 
 def mark_report(report: Any, exc: BaseException | None, levels: tuple[str, ...],
@@ -304,6 +341,7 @@ def mark_report(report: Any, exc: BaseException | None, levels: tuple[str, ...],
             blamed = ()
         report.memspec_message = message[:4000]
         report.memspec_blamed = list(blamed)
+        report.memspec_strictness = bool(blamed) and input_only(exc)
         if transcript:
             report.sections.append(("memspec engine calls (latest last)", "\n".join(transcript)))
         judged = tuple(catalogue()[r].level for r in blamed if r in catalogue()) or levels
@@ -329,6 +367,7 @@ def logged_outcome(report: Any, previous: Logged | None) -> Logged | None:
     message: str | None = getattr(report, "memspec_message", None)
     blamed = tuple(str(r) for r in getattr(report, "memspec_blamed", None) or ())
     needs = needed_profiles(message or "") if marked == NOT_CLAIMED else ()
+    strictness = bool(getattr(report, "memspec_strictness", False))
     if report.when == "teardown":
         if report.failed and (previous is None or previous.outcome == PASSED):
             return Logged(ERRORED, message)
@@ -345,7 +384,9 @@ def logged_outcome(report: Any, previous: Logged | None) -> Logged | None:
         outcome = FAILED
     else:
         outcome = SKIPPED
-    return Logged(outcome, message or None, blamed if outcome == FAILED else (), needs)
+    failed = outcome == FAILED
+    return Logged(outcome, message or None, blamed if failed else (), needs,
+                  strictness and failed)
 
 
 def report_status(report: Any) -> Any:

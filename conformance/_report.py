@@ -88,6 +88,8 @@ class TestResult:
     #: For a not-claimed test: the unclaimed profiles it needed (from its markers or the
     #: operation it called).
     needs: tuple[str, ...] = ()
+    #: For a failed test: its failing check judged input strictness (SPEC 19.2).
+    strictness: bool = False
 
     def view(self, requirement: str) -> str:
         """The test's outcome as it counts for ``requirement``."""
@@ -141,13 +143,14 @@ def fold_items(
         outcome, message = str(logged[0]), logged[1]
         blamed = tuple(logged[2]) if len(logged) > 2 else ()
         needs = tuple(logged[3]) if len(logged) > 3 else ()
+        strictness = bool(logged[4]) if len(logged) > 4 else False
         if item.kit_check:
             checks.append({"nodeid": item.kit_id, "outcome": outcome})
             continue
         if nodeid in deselected:
-            outcome, message, blamed, needs = NOT_RUN, "deselected", (), ()
+            outcome, message, blamed, needs, strictness = NOT_RUN, "deselected", (), (), False
         tests.append(TestResult(item.kit_id, item.requirements, outcome, message, blamed,
-                                item.profiles, needs))
+                                item.profiles, needs, strictness))
     return tests, checks
 
 
@@ -265,6 +268,8 @@ def _profile_verdicts(
             if entry["profile"] != name or not entry["binding"]:
                 continue
             outcome = entry["outcome"]
+            if entry.get("input_only"):
+                continue  # input strictness has its own verdict (SPEC 19.2)
             verdict = {FAILED: "failed", ERRORED: "errored", NOT_RUN: "incomplete",
                        PARTIAL: PARTIAL}.get(outcome)
             if verdict and _VERDICT_ORDER.index(verdict) < _VERDICT_ORDER.index(worst):
@@ -299,7 +304,11 @@ def _profile_verdicts(
                     if e["profile"] == name and e["binding"] and e["outcome"] == PARTIAL]
         if unjudged:
             notes.append("not certified: not fully judged " + ", ".join(unjudged))
-        out[name] = {"claimed": True, "verdict": verdict}
+        lenient = [e["id"] for e in req_entries
+                   if e["profile"] == name and e["binding"] and e.get("input_only")]
+        out[name] = {"claimed": True, "verdict": verdict,
+                     "input": {"verdict": "lenient" if lenient else "strict",
+                               "requirements": lenient}}
         if unjudged:
             out[name]["unjudged"] = unjudged
         if notes:
@@ -356,12 +365,16 @@ def build_report(
         needs = _needs(related, req.id, claimed) if outcome == PARTIAL else []
         if needs:
             entry["needs"] = needs
+        if outcome == FAILED and all(t.strictness for t in related if t.view(req.id) == FAILED):
+            entry["input_only"] = True
         entries.append(entry)
     profile_table = _profile_verdicts(claimed, entries)
     verdicts = [v["verdict"] for v in profile_table.values() if v["claimed"]]
     verdict = min(verdicts, key=_VERDICT_ORDER.index) if verdicts else "certified"
     if engine_info is None:
         verdict = "errored"
+    lenient = [r for v in profile_table.values() if v["claimed"]
+               for r in v["input"]["requirements"]]
     test_counts = Counter(t.outcome for t in tests)
     req_counts = Counter(e["outcome"] for e in entries)
     warnings = sum(1 for e in entries if not e["binding"] and e["outcome"] == FAILED)
@@ -382,6 +395,8 @@ def build_report(
         "finished_at": finished_at,
         "mode": mode,
         "verdict": verdict,
+        "input_strictness": {"verdict": "lenient" if lenient else "strict",
+                             "requirements": lenient},
         "profiles": profile_table,
         "requirements": entries,
         "needs_other_profiles": _cross_profile(by_req, claimed),
@@ -406,6 +421,8 @@ def _test_entry(test: TestResult, req_id: str, claimed: frozenset[str]) -> dict[
         entry["message"] = test.message
     if test.outcome == FAILED and test.blamed:
         entry["blamed"] = list(test.blamed)
+    if view == FAILED and test.strictness:
+        entry["input_strictness"] = True
     needs = _test_needs(test, claimed)
     if view == NOT_CLAIMED and needs:
         entry["needs"] = list(needs)
@@ -474,6 +491,12 @@ def render_summary(report: Mapping[str, Any], *, verbose: bool = False) -> list[
         lines.append((f"engine fault: {eng['fault'].splitlines()[0]}", {"red": True}))
     verdict = str(report["verdict"])
     lines.append((f"verdict: {verdict.upper()}", _MARKUP.get(verdict, {})))
+    strictness = report.get("input_strictness")
+    if strictness:
+        lenient = strictness["requirements"]
+        lines.append((f"input strictness: {strictness['verdict'].upper()}"
+                      + (f" (accepts malformed input: {', '.join(lenient)})" if lenient else ""),
+                      {"yellow": True} if lenient else {}))
     lines.append(("profiles:", {}))
     width = max((len(name) for name in report["profiles"]), default=0)
     for name, entry in report["profiles"].items():
@@ -481,6 +504,8 @@ def render_summary(report: Mapping[str, Any], *, verbose: bool = False) -> list[
                                                           else "not claimed")
         shown = entry["verdict"] if entry["claimed"] else ""
         notes = f"  ({'; '.join(entry['notes'])})" if entry.get("notes") else ""
+        if entry["claimed"] and entry.get("input", {}).get("verdict") == "lenient":
+            shown += ", input lenient"
         lines.append((f"  {name:<{width}} {claim:<12} {shown}{notes}",
                       _MARKUP.get(entry["verdict"], {}) if entry["claimed"] else {}))
     counts = report["summary"]["requirements"]
@@ -495,6 +520,8 @@ def render_summary(report: Mapping[str, Any], *, verbose: bool = False) -> list[
         if not verbose and outcome in quiet:
             continue
         label = outcome if entry["binding"] or outcome != FAILED else "failed (warning)"
+        if entry.get("input_only"):
+            label = "failed (input)"
         detail = ""
         # A vector names the exact input that broke; a property test's example is generated.
         bad = sorted((t for t in entry["tests"] if t["outcome"] in (FAILED, ERRORED)),

@@ -22,7 +22,7 @@ import pytest
 
 from memspec._data import load_vectors, vector_files
 from memspec._errors import EngineError
-from memspec.conformance._outcomes import RequirementFailed, untestable_reason
+from memspec.conformance._outcomes import RequirementFailed, judges_input, untestable_reason
 from memspec.conformance._session import EngineSession, summarize
 
 #: Operations whose rejection must leave the store unchanged.
@@ -118,7 +118,9 @@ def _run_case(engine: EngineSession, group: dict[str, Any], case: dict[str, Any]
     try:
         engine.reject_request(op, case["error"], case["args"])
     except AssertionError as exc:
-        raise RequirementFailed(blamed, f"{_context(case)}: {exc}") from None
+        # Refusing malformed input is input strictness (SPEC 18.4 judges column, 19.2).
+        raise RequirementFailed(blamed, f"{_context(case)}: {exc}",
+                                strictness=judges_input(case["error"])) from None
 
 
 @pytest.mark.parametrize(("vectors_file", "group", "case"), CASES)
