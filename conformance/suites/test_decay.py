@@ -252,6 +252,31 @@ def test_reference_salience_scoring(dec: Decay, clock: Any) -> None:
     )
 
 
+@pytest.mark.requirement("DEC-6")
+@pytest.mark.profile("recall")
+def test_reference_salience_with_touches(dec: Decay, engine: Any, clock: Any) -> None:
+    touched = dec.put("the label printer needs the blue tape", confidence="0.8000")
+    idle = dec.put("the label printer lives by the window", confidence="0.8000")
+    for _ in range(3):
+        engine.call("touch", id=touched["id"], now=clock.at(10))
+    report = dec.decay(None, now=clock.at(40))
+    expected = {touched["id"]: 0.8 * 0.5 + 0.25 * 3, idle["id"]: 0.8 * 0.5 ** (40 / 30)}
+    for rid, want in expected.items():
+        got = report["saliences"].get(rid)
+        assert got is not None and abs(got - want) <= 1e-4, (
+            f"DEC-6: salience of {rid} is {got}, the reference scoring gives {want:.6f}: "
+            "confidence x 0.5^(idle days / 30) + 0.25 x touches, idle days counted from the "
+            "last touch (3 touches on day 10, decay on day 40)"
+        )
+    tuned = dec.decay({"half_life_days": 15, "reinforcement_bonus": 0.1,
+                       "archive_threshold": 0.01}, now=clock.at(40))
+    want = 0.8 * 0.25 + 0.1 * 3
+    assert abs(tuned["saliences"][touched["id"]] - want) <= 1e-4, (
+        f"DEC-6: with half_life_days 15 and reinforcement_bonus 0.1 the salience is "
+        f"{tuned['saliences'][touched['id']]}, the reference scoring gives {want:.6f}"
+    )
+
+
 @pytest.mark.requirement("DEC-7")
 def test_decay_writes_nothing_but_archivals(dec: Decay, engine: Any) -> None:
     keep = dec.put("the conference room seats twelve", confidence="1.0000")

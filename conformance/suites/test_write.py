@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from memspec import canonical_json
+from memspec import canonical_json, sign_record
 from memspec.conformance import _builders as build
 from memspec.conformance._machines import attempt, describe_change, fresh_id, snapshot
 
@@ -237,4 +237,34 @@ def test_deduplication_reinforces_the_stored_record(writer: Writer, engine: Any,
     assert saliences[again["id"]] > saliences[once["id"]], (
         f"WR-4: a deduplicated proposal did not reinforce the stored record (salience "
         f"{saliences[again['id']]} vs {saliences[once['id']]} for an otherwise-equal record)"
+    )
+
+
+@pytest.mark.requirement("WR-3")
+def test_extracted_records_have_the_newborn_shape(writer: Writer, engine: Any, clock: Any,
+                                                  keys: Any) -> None:
+    aged = writer.new("the boiler was bled in october")
+    aged = {**aged, "updated_at": clock.advance(seconds=1)}
+    signed = sign_record(writer.new("the boiler manual is in the drawer"), keys.a)
+    resigned_aged = sign_record({**writer.new("the boiler is twelve years old"),
+                                 "updated_at": clock.advance(days=2)}, keys.a)
+    good = writer.new("the boiler is serviced every autumn")
+    before = snapshot(engine)
+    report = writer.ingest(writer.creates(aged, signed, resigned_aged, good))
+    rejected = _rejected_indexes(report)
+    for index, what in ((0, "updated_at later than created_at"), (1, "a signature"),
+                        (2, "a signature and a later updated_at")):
+        assert index in rejected, (
+            f"WR-3: an extracted record with {what} was admitted; a record the write stage "
+            f"admits is newborn (REC-14: updated_at equal to created_at, unsigned): {report}"
+        )
+        assert rejected[index]["code"] == "proposal", (
+            f"WR-3: the record with {what} was rejected with class "
+            f"{rejected[index]['code']!r}, not proposal (a record that is not newborn)"
+        )
+    assert report["accepted"] == [good["id"]], f"WR-3: the newborn record was not accepted: " \
+                                                f"{report}"
+    change = describe_change(before, snapshot(engine))
+    assert set(snapshot(engine)) - set(before) == {good["id"]}, (
+        f"WR-3: records that are not newborn were written: {change}"
     )

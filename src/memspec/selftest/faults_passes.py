@@ -13,7 +13,7 @@ from memspec._encoding import timestamp_from_datetime
 from memspec._record import record_id
 from memspec.selftest._shapes import DEFINED_FIELDS, Masked, Watcher, all_records, history_of
 from memspec.selftest._shapes import put as put_version
-from memspec.selftest.faults import Fault, Inner, Json, after, before, evolve
+from memspec.selftest.faults import Fault, Inner, Json, Stateful, after, before, evolve
 
 __all__ = ["FAULTS"]
 
@@ -222,6 +222,27 @@ def _archive_keeps_signature(result: Json, args: Json) -> Json:
     return result
 
 
+class _MultiplicativeReinforcement(Stateful):
+    """Salience as confidence x decay x (1 + bonus x touches) instead of a sum."""
+
+    def forget(self) -> None:
+        self.touches: dict[str, int] = {}
+
+    def handle(self, op: str, args: Json, inner: Inner) -> Json:
+        result = inner(op, args)
+        if op == "touch":
+            self.touches[str(args.get("id"))] = int(result["count"])
+        elif op == "decay":
+            config = args.get("config") if isinstance(args.get("config"), dict) else {}
+            bonus = float(config.get("reinforcement_bonus", 0.25))
+            for rid, value in result["saliences"].items():
+                count = self.touches.get(rid, 0)
+                if count:
+                    result["saliences"][rid] = round(
+                        (value - bonus * count) * (1 + bonus * count), 6)
+        return result
+
+
 FAULTS = (
     Fault("lifecycle-archive-keeps-signature", "LC-6", "lifecycle",
           "the archive lifecycle function keeps the record's signature on the new version",
@@ -247,6 +268,9 @@ FAULTS = (
     Fault("near-dup-merges-slot-conflicts", "CONS-14", "consolidation",
           "near-dup compares text only and merges a similar pair whose shared slot disagrees",
           _merge_conflicts),
+    Fault("reinforcement-multiplies", "DEC-6", "decay",
+          "salience multiplies the decayed confidence by (1 + bonus x touches) instead of "
+          "adding the bonus", _MultiplicativeReinforcement()),
     Fault("tombstone-keeps-extensions", "RED-9", "redaction",
           "the tombstone keeps the redacted record's extension fields",
           _TombstoneKeepsExtensions()),

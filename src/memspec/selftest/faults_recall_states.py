@@ -104,6 +104,41 @@ class _TouchesMatchesOnly(Stateful):
         return result
 
 
+def _aged_or_signed_only(record: Any) -> bool:
+    """A record that is newborn in every way but its updated_at or its signature."""
+    return (isinstance(record, dict) and record.get("state") == "active"
+            and record.get("supersedes") is None and record.get("superseded_by") is None
+            and record.get("transition") is None and record.get("flagged") is False
+            and (record.get("updated_at") != record.get("created_at")
+                 or record.get("signed_by") is not None))
+
+
+def _admit_aged(op: str, args: Json, inner: Inner) -> Json:
+    """The write stage checks lifecycle links and flags but not updated_at or signatures."""
+    report = inner(op, args)
+    proposals = args.get("proposals") if isinstance(args.get("proposals"), list) else []
+    rejected = []
+    admitted: list[tuple[int, str]] = []
+    for entry in report["rejected"]:
+        proposal = proposals[entry["index"]] if entry["index"] < len(proposals) else None
+        record = proposal.get("record") if isinstance(proposal, dict) else None
+        if entry["code"] == "proposal" and _aged_or_signed_only(record) \
+                and stored(inner, record["id"]) is None:
+            inner("put", {"record": record})
+            admitted.append((entry["index"], record["id"]))
+        else:
+            rejected.append(entry)
+    if not admitted:
+        return report
+    def position(rid: str) -> int:
+        return next((i for i, p in enumerate(proposals) if isinstance(p, dict)
+                     and isinstance(p.get("record"), dict) and p["record"].get("id") == rid),
+                    len(proposals))
+
+    merged = sorted([(position(rid), rid) for rid in report["accepted"]] + admitted)
+    return {**report, "accepted": [rid for _, rid in merged], "rejected": rejected}
+
+
 FAULTS = (
     Fault("recall-shows-lone-side", "RCL-5", "recall",
           "a transitional match whose partner is missing or no longer transitional is shown "
@@ -117,6 +152,9 @@ FAULTS = (
     Fault("partner-loses-query-match", "RCL-11", "recall",
           "a transition partner that also matches the query is marked transition-partner only",
           after("recall", _partner_reason_only)),
+    Fault("ingest-admits-aged-records", "WR-3", "write",
+          "the write stage admits a record whose updated_at differs from created_at, or that is "
+          "signed", only("ingest", _admit_aged)),
     Fault("recall-touches-matches-only", "RCL-14", "recall",
           "recall reinforces only its query matches, not the partners and predecessors it "
           "returns", _TouchesMatchesOnly()),
