@@ -163,18 +163,21 @@ def load_file(store: RecordStore, memory_file: object, *, verify: bool = True,
     """Load a MemoryFile into ``store``; ids already present are skipped, never overwritten.
 
     The whole file is checked (:func:`check_file`) before anything is written.
-    Loaded records are indexed in ``indexes``.
+    A tombstone for an id not held is skipped as well unless the caller named the
+    agent whose file it is (FILE-12). Loaded records are indexed in ``indexes``.
     """
     records = check_file(memory_file, verify=verify, expected_agent=expected_agent)
-    return _load_records(store, records, indexes)
+    return _load_records(store, records, indexes, vouched=expected_agent is not None)
 
 
 def _load_records(store: RecordStore, records: Sequence[MemoryRecord],
-                  indexes: Sequence[SearchIndex]) -> LoadReport:
+                  indexes: Sequence[SearchIndex], *, vouched: bool) -> LoadReport:
+    """Store the checked ``records``; ``vouched`` when check_file confirmed the expected
+    agent signed the file, the only case in which a tombstone may claim a free id."""
     loaded: list[str] = []
     skipped: list[str] = []
     for record in records:
-        if record.id in store:
+        if record.id in store or (record.is_tombstone and not vouched):
             skipped.append(record.id)
             continue
         store.put(record)
@@ -692,7 +695,8 @@ class Memory:
             accepted = verify_fresh(memory_file, Witness.load(witness))
         records = check_file(memory_file, verify=verify, expected_agent=expected_agent)
         memory = cls(path, **kwargs)
-        _load_records(memory.store, records, memory._sidecars)
+        _load_records(memory.store, records, memory._sidecars,
+                      vouched=expected_agent is not None)
         if accepted is not None:
             accepted.save(witness)  # type: ignore[arg-type]
         return memory

@@ -8,7 +8,9 @@ import pytest
 
 from memspec import (
     FORMAT_VERSION,
+    REDACTED_BODY,
     SigningKey,
+    birth_digest,
     canonical_json,
     sign_file,
     sign_record,
@@ -252,3 +254,42 @@ def test_extension_fields_survive_the_round_trip(files: Files, engine: Any, keys
     exported = files.export(files.clock.now())
     if canonical_json(exported["records"][0]) != canonical_json(extended):
         raise RequirementFailed("REC-2", "an extension field did not survive export")
+
+
+def _squatter(record: dict[str, Any], now: str) -> dict[str, Any]:
+    """The tombstone anyone who knows ``record``'s id can write (the section 17 table)."""
+    out = {**record, "state": "archived", "body": REDACTED_BODY, "slots": {}, "tags": [],
+           "confidence": "0.0000", "updated_at": now, "transition": None, "flagged": False,
+           "flag_reason": None, "signed_by": None, "signature": "", "state_reason": "squat",
+           "provenance": {"kind": "redaction", "ref": None, "agent": None},
+           "redacted": True, "redaction_reason": "squat", "birth_digest": birth_digest(record)}
+    out.pop("occurred_at", None)
+    return out
+
+
+@pytest.mark.requirement("FILE-12")
+def test_a_tombstone_claims_no_free_id_but_from_the_expected_agent(files: Files, engine: Any,
+                                                                   keys: Any) -> None:
+    original = sign_record(files.new("the vault code is with the notary"), keys.a)
+    forged = _squatter(original, files.clock.advance(seconds=1))
+    decoy = files.new("the notary opens at ten")
+    attack = sign_file(build.memory_file([forged, decoy], created_at=files.clock.now()), keys.b)
+    for verify in (True, False):
+        result = engine.call("load", file=attack, verify=verify)
+        if forged["id"] not in result["skipped"] or forged["id"] in result["loaded"]:
+            raise RequirementFailed("FILE-12", f"a tombstone from B's file claimed the free id "
+                                    f"of A's record (verify={verify}): {result}")
+    real = sign_file(build.memory_file([original], created_at=files.clock.now()), keys.a)
+    result = engine.call("load", file=real, verify=True, expected_agent=keys.a.address)
+    if result["loaded"] != [original["id"]]:
+        raise RequirementFailed("FILE-12", f"A's own record was not loaded after the "
+                                f"squatting attempt: {result}")
+    stored = engine.call("get", id=original["id"])["record"]
+    if canonical_json(stored) != canonical_json(original):
+        raise RequirementFailed("FILE-12", "the stored record is not A's signed original")
+    engine.call("reset")
+    own = sign_file(build.memory_file([forged], created_at=files.clock.now()), keys.a)
+    result = engine.call("load", file=own, verify=True, expected_agent=keys.a.address)
+    if result["loaded"] != [forged["id"]]:
+        raise RequirementFailed("FILE-12", f"A's own file, loaded with A as expected agent, "
+                                f"lost its tombstone: {result}")

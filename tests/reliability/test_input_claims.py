@@ -15,7 +15,18 @@ from typing import Any
 
 import pytest
 
-from memspec import SignatureError, address_from_public_key, ed25519_verify, verify_file
+from memspec import (
+    REDACTED_BODY,
+    SignatureError,
+    SigningKey,
+    address_from_public_key,
+    birth_digest,
+    canonical_json,
+    ed25519_verify,
+    sign_file,
+    sign_record,
+    verify_file,
+)
 from memspec.cli import main as cli_main
 from memspec.conformance import _builders as build
 from memspec.reference import Memory
@@ -62,3 +73,55 @@ def test_memory_load_with_verify_refuses_the_forged_file(tmp_path: Path) -> None
     with pytest.raises(SignatureError) as info:
         Memory.load(target, verify=True)
     assert info.value.requirement == "SIG-11"
+
+
+# --- tombstone squatting (FILE-12) ----------------------------------------------------------
+
+KEY_A = SigningKey(bytes(range(32)))
+KEY_B = SigningKey(bytes(range(32, 64)))
+
+
+def _tombstone_for(record: dict[str, Any]) -> dict[str, Any]:
+    """What an attacker who knows only ``record`` (its id and birth content) can write."""
+    out = {**record, "state": "archived", "body": REDACTED_BODY, "slots": {}, "tags": [],
+           "confidence": "0.0000", "updated_at": "2026-02-09T00:00:00.000Z",
+           "transition": None, "flagged": False, "flag_reason": None, "signed_by": None,
+           "signature": "", "state_reason": "squat", "redacted": True,
+           "redaction_reason": "squat", "birth_digest": birth_digest(record),
+           "provenance": {"kind": "redaction", "ref": None, "agent": None}}
+    out.pop("occurred_at", None)
+    return out
+
+
+def _file_by(key: SigningKey, records: list[dict[str, Any]]) -> dict[str, Any]:
+    return sign_file({"format": "fg-agent-memory/0.1", "agent": None,
+                      "created_at": "2026-02-10T00:00:00.000Z", "records": records,
+                      "signature": ""}, key)
+
+
+def test_a_squatting_tombstone_does_not_hide_the_real_record(tmp_path: Path) -> None:
+    original = sign_record(build.record(body="The pottery kiln fires on wednesdays.",
+                                        created_at="2026-02-01T00:00:00.000Z"), KEY_A)
+    attack, real = tmp_path / "attack.json", tmp_path / "real.json"
+    attack.write_bytes(canonical_json(_file_by(KEY_B, [_tombstone_for(original)])))
+    real.write_bytes(canonical_json(_file_by(KEY_A, [original])))
+    home = tmp_path / "memory"
+    Memory.load(attack, path=home, verify=True).close()
+    memory = Memory.load(real, path=home, verify=True, expected_agent=KEY_A.address)
+    try:
+        assert original["id"] in memory.recall("pottery kiln").ids
+    finally:
+        memory.close()
+
+
+def test_the_agents_own_restore_keeps_its_tombstones(tmp_path: Path) -> None:
+    original = build.record(body="A secret stored by mistake.",
+                            created_at="2026-02-01T00:00:00.000Z")
+    tomb = _tombstone_for(original)
+    own = tmp_path / "own.json"
+    own.write_bytes(canonical_json(_file_by(KEY_A, [tomb])))
+    memory = Memory.load(own, path=tmp_path / "m", verify=True, expected_agent=KEY_A.address)
+    try:
+        assert [r.model_dump() for r in memory.store] == [tomb]
+    finally:
+        memory.close()

@@ -386,6 +386,7 @@ def _files() -> dict[str, Any]:
         "duplicate-id": "A record id appears twice.",
         "sequence": "The optional sequence header member (section 10.1): an integer from 0 to "
                     "2^53 - 1, signed like any other header member.",
+        "tombstone": "A file holding a tombstone for a record signed by A (FILE-12).",
         "weak-point": "agent is a small-order key and the signature R = the neutral "
                       "element, S = 0, which verifies for any content without SIG-11.",
         "number-token": "A value written with a fraction (3.0): a float, though its value is "
@@ -585,10 +586,39 @@ def _files() -> dict[str, Any]:
               stests),
         group("verify", "Verification: the file signature (unless the caller opts out) and "
               "every signed record inside", "verify_file", "signing", ftests),
+        group("load", "Load into a store: which records are stored (loaded) and which are not "
+              "(skipped), in file order", "load", "files", _load_tests(name)),
     ]
     return vector_file(name, "MemoryFile: validation, signing under the memory-file context "
                        "and verification that the file itself never gets to switch off.",
                        notes, groups)
+
+
+def _load_tests(name: str) -> list[dict[str, Any]]:
+    """FILE-9 and FILE-12: a tombstone claims a free id only from the expected agent's file."""
+    tomb = tombstone(sign(BASE, KEY_A), "Stored by mistake.", T2)
+    mixed = [EPISODE, tomb, RULE]
+    unsigned = file_of(mixed, created_at=T2)
+    by_a, by_b = sign_file(unsigned, KEY_A), sign_file(unsigned, KEY_B)
+    ids = [r["id"] for r in mixed]
+    kept = [EPISODE["id"], RULE["id"]]
+    rows: list[tuple[str, str, list[str], dict[str, Any], list[dict[str, Any]], list[str],
+                     list[str]]] = [
+        ("unsigned-tombstone-skipped", "An unsigned file: its tombstone claims no free id",
+         ["FILE-12"], {"file": unsigned, "verify": False}, [], kept, [tomb["id"]]),
+        ("signed-tombstone-skipped", "A file signed by B, verified but no expected agent: "
+         "the signature vouches for nothing about A's record", ["FILE-12"],
+         {"file": by_b, "verify": True}, [], kept, [tomb["id"]]),
+        ("own-tombstone-loaded", "A file signed by A, loaded with expected agent A: the "
+         "tombstone is A's own redaction and is stored", ["FILE-12", "FILE-11"],
+         {"file": by_a, "verify": True, "expected_agent": KEY_A.address}, [], ids, []),
+        ("held-id-skipped", "The id is held: even the expected agent's tombstone is skipped",
+         ["FILE-9"], {"file": by_a, "verify": True, "expected_agent": KEY_A.address},
+         [sign(BASE, KEY_A)], kept, [tomb["id"]]),
+    ]
+    return [case(f"{name}/load-{cid}", comment, ["tombstone"], reqs, args, setup=setup,
+                 expected={"loaded": loaded, "skipped": skipped})
+            for cid, comment, reqs, args, setup, loaded, skipped in rows]
 
 
 def build_all() -> list[dict[str, Any]]:

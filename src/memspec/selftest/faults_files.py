@@ -215,6 +215,24 @@ def _rejected_load_writes(op: str, args: Json, inner: Inner) -> None:
         inner(op, {**args, "verify": False})
 
 
+def _load_any_tombstone(op: str, args: Json, inner: Inner) -> Json:
+    """load as published implementations do it: every tombstone claims a free id."""
+    result = inner(op, args)
+    records = _file(args).get("records")
+    if not isinstance(records, list):
+        return result
+    skipped = set(result.get("skipped", []))
+    claimed = {r["id"] for r in records if isinstance(r, dict) and r.get("redacted") is True
+               and r.get("id") in skipped and not history_of(inner, r.get("id"))}
+    for record in records:
+        if record["id"] in claimed:
+            put(inner, record)
+    order = [r["id"] for r in records if isinstance(r, dict)]
+    loaded = set(result.get("loaded", [])) | claimed
+    return {**result, "loaded": [i for i in order if i in loaded],
+            "skipped": [i for i in result.get("skipped", []) if i not in claimed]}
+
+
 FAULTS = (
     Fault("file-header-defaults", "FILE-1", "format",
           "a memory file missing header members gets defaults instead of rejection",
@@ -242,6 +260,9 @@ FAULTS = (
     Fault("load-ignores-expected-agent", "FILE-11", "files",
           "load ignores expected_agent, so a file re-signed by another agent loads",
           before("load", drop_arg("expected_agent"))),
+    Fault("load-stores-any-tombstone", "FILE-12", "files",
+          "load stores a tombstone for a free id from any file, so it squats that id",
+          only("load", _load_any_tombstone)),
     Fault("redaction-keeps-old-versions", "RED-1", "redaction",
           "redaction replaces the latest version only", _RedactionKeepsOldVersions()),
     Fault("redaction-drops-links", "RED-2", "redaction",
