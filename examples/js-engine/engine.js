@@ -27,7 +27,8 @@ function result(entries) {
 
 function hello(args) {
   if (args.protocol !== PROTOCOL || args.spec_version !== SPEC_VERSION) {
-    throw new MemspecError('unsupported',
+    // SPEC 18.2: a version the engine does not speak is answered with code protocol.
+    throw new MemspecError('protocol',
       `this engine speaks ${PROTOCOL} for ${SPEC_VERSION}, not ${args.protocol} for ${args.spec_version}`, 'PROTO-2');
   }
   return result({ name: NAME, version: VERSION, spec_version: SPEC_VERSION, protocol: PROTOCOL, profiles: PROFILES });
@@ -120,8 +121,10 @@ function handle(line) {
   }
   if (!isObject(message)) return errorResponse(null, 'protocol', 'a request is a JSON object');
   const id = has(message, 'id') ? message.id : null;
-  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)))) {
-    return errorResponse(null, 'protocol', 'a request id is an integer or a string');
+  // SPEC 18.2: request ids are integers from 0 to 2^53 - 1 only, never strings.
+  if (!(typeof id === 'number' && Number.isInteger(id) && id >= 0 && !Object.is(id, -0)
+        && id <= Number.MAX_SAFE_INTEGER)) {
+    return errorResponse(null, 'protocol', 'a request id is an integer from 0 to 2^53 - 1');
   }
   const op = message.op;
   const args = has(message, 'args') ? message.args : fromEntries([]);
