@@ -28,6 +28,7 @@ EXPECTED = (
     "canonical-json-vs-rfc8785",
     "fingerprint-vs-agent-memory-contracts",
     "verify-file-vs-bare-ed25519",
+    "verify-file-parallel-vs-bare-ed25519",
     "schema-validation-vs-reused-validator",
     "sqlite-store-put",
     "sqlite-store-get",

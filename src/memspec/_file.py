@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memspec import _parallel
 from memspec._canonical import (
     DEFAULT_LIMITS,
     MAX_SAFE_INTEGER,
@@ -43,8 +44,11 @@ def file_canonical_bytes(memory_file: dict[str, Any]) -> bytes:
     return canonical_json(file_payload(memory_file))
 
 
-def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
+def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS, *,
+                  _records_checked: bool = False) -> dict[str, Any]:
     """Check a MemoryFile's shape and every record in it; return it."""
+    # _records_checked (internal, memspec._parallel): other processes validated each
+    # record; only the file-level checks (the walk included) and duplicate ids run here.
     if not isinstance(memory_file, dict):
         raise FileError(f"a memory file is a JSON object, not {type(memory_file).__name__}",
                         requirement="FILE-1")
@@ -96,7 +100,8 @@ def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS) -> dict[
     for index, record in enumerate(records):
         try:
             # The walk above covered every record (deeper, so more strictly): skip its own.
-            validate_record(record, limits, _walked=True)
+            if not _records_checked:
+                validate_record(record, limits, _walked=True)
         except MemspecError as exc:
             raise FileError(f"record {index}: {exc.message}",
                             pointer=f"/records/{index}{exc.pointer or ''}",
@@ -129,7 +134,7 @@ def _spelled_first(signature: object, what: str, pointer: str) -> None:
 
 
 def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True,
-                expected_agent: object = None) -> None:
+                expected_agent: object = None, jobs: int | None = None) -> None:
     """Verify a file: its own signature (required unless opted out) and every signed record.
 
     The caller, never the file, decides whether a signature is required: with
@@ -138,8 +143,23 @@ def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True,
     before anything else (SPEC.md section 2.4), not a file-format failure. With
     ``expected_agent`` (an address, else class ``encoding``) the file must also be
     signed by that agent: an unsigned file never is, whatever ``require_signature``
-    says (FILE-11).
+    says (FILE-11). ``jobs`` is how many processes check the records: None picks
+    every CPU for a file of 2,000 records or more, 1 forces the serial path; the
+    verdict and the first error are the same either way (memspec._parallel).
     """
+    jobs = _parallel.plan_jobs(memory_file, jobs)
+    if jobs > 1:
+        _parallel.verify_parallel(memory_file, require_signature=require_signature,
+                                  expected_agent=expected_agent, jobs=jobs)
+        return
+    _verify_file(memory_file, require_signature=require_signature,
+                 expected_agent=expected_agent)
+
+
+def _verify_file(memory_file: dict[str, Any], *, require_signature: bool,
+                 expected_agent: object, records_checked: bool = False) -> None:
+    """:func:`verify_file`'s serial path; with ``records_checked`` (memspec._parallel) the
+    per-record validation and signatures are left out, other processes checked them."""
     if expected_agent is not None:
         try:
             public_key_from_address(expected_agent)
@@ -154,11 +174,11 @@ def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True,
             if isinstance(record, dict):
                 _spelled_first(record.get("signature"), f"signature of record {index}",
                                f"/records/{index}/signature")
-    validate_file(memory_file)
+    validate_file(memory_file, _records_checked=records_checked)
     # Everything below was checked by validate_file at DEFAULT_LIMITS: verify without
     # walking it again (the signed bytes are the same; only the check is not repeated).
     # Records first: when one was altered, naming it says more than "the file changed".
-    for index, record in enumerate(memory_file["records"]):
+    for index, record in enumerate(() if records_checked else memory_file["records"]):
         try:
             _verify_validated(record)
         except SignatureError as exc:
