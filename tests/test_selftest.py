@@ -48,6 +48,16 @@ PROCESS_SAMPLE = (
     "ingest-accepts-rule",              # write
     "load-accepts-unsigned-with-verify",  # files
 )
+#: Faults run under the narrowest claim that includes their profile (issue 20): caught
+#: there too, or their requirement reported partial. `memspec selftest` runs every fault so.
+NARROW_SAMPLE = (
+    "canonical-keeps-duplicate-keys",   # format
+    "verify-accepts-other-context",     # signing
+    "put-overwrites",                   # store
+    "ingest-accepts-rule",              # write
+)
+#: Faults that prove the attribution (issue 14): caught on their requirement and no other.
+ATTRIBUTION = ("resolve-accepts-self-resolution",)
 FULL = os.environ.get("MEMSPEC_FULL_SELFTEST") == "1"
 
 
@@ -167,6 +177,13 @@ def as_processes() -> SelftestResult:
     return run_selftest(PROCESS_SAMPLE, modes=("process",), jobs=2, scope="requirement")
 
 
+@pytest.fixture(scope="module")
+def narrow_claims() -> SelftestResult:
+    """The narrow sample, each faulty engine claiming only its profile and what it requires."""
+    return run_selftest(NARROW_SAMPLE, modes=("in-process",), jobs=2, scope="requirement",
+                        claim="narrow")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_every_fault_is_caught_in_process(in_process: SelftestResult, name: str) -> None:
     row = _row(in_process, name, "in-process")
@@ -178,6 +195,39 @@ def test_sample_of_faults_is_caught_as_processes(as_processes: SelftestResult,
                                                  name: str) -> None:
     row = _row(as_processes, name, "process")
     assert row.caught, _explain(row)
+
+
+@pytest.mark.parametrize("name", NARROW_SAMPLE)
+def test_sample_of_faults_is_caught_under_the_narrowest_claim(narrow_claims: SelftestResult,
+                                                              name: str) -> None:
+    row = _row(narrow_claims, name, "in-process")
+    assert row.claim == "narrow"
+    assert row.caught, _explain(row)
+
+
+@pytest.mark.parametrize("name", ATTRIBUTION)
+def test_attribution_faults_fail_their_requirement_and_no_other(in_process: SelftestResult,
+                                                                name: str) -> None:
+    row = _row(in_process, name, "in-process")
+    assert row.caught, _explain(row)
+    assert row.reported == (row.requirement,) and not row.errored, (
+        f"{name} must fail {row.requirement} alone; the kit reported {row.reported}, "
+        f"errored {row.errored}")
+
+
+def test_the_narrowest_claim_is_the_profile_and_what_it_requires() -> None:
+    from memspec.selftest.engines import narrow_claim
+
+    assert narrow_claim(fault_named("one-side-of-dispute")) == (
+        "format", "lifecycle", "store", "search", "recall")
+    assert narrow_claim(fault_named("put-overwrites")) == ("format", "store")
+    core = next(f for f in FAULTS if f.profile == "core")
+    assert narrow_claim(core) == ()
+    engine = faulty_engine("put-overwrites", narrowed=True)
+    try:
+        assert engine.describe()["profiles"] == ["format", "store"]
+    finally:
+        engine.close()
 
 
 @pytest.mark.parametrize("mode", ["in-process", "process"])

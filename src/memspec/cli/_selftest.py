@@ -39,6 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--full", action="store_true",
                         help="run the whole kit for every fault (default: the tests of the "
                              "fault's profile and of its requirement)")
+    parser.add_argument("--claim", choices=("all", "narrow", "both"), default="both",
+                        help="the faulty engines claim what the reference claims (all), only "
+                             "their fault's profile and the profiles it requires (narrow: "
+                             "caught there too, or the requirement reported partial), or "
+                             "both (default)")
     parser.add_argument("--jobs", type=int, default=2, metavar="N",
                         help="kit runs in parallel (default 2)")
     parser.add_argument("--list", dest="list_faults", action="store_true",
@@ -91,7 +96,8 @@ def render_table(result: Any) -> list[str]:
     for row in result.faults:
         caught = "yes" if row.caught else "NO"
         shown = [r for r in row.reported if r not in baseline.get(row.mode, set())]
-        lines.append(f"{row.fault:<42} {row.mode:<10} {row.requirement:<9} {caught:<6} "
+        label = row.fault + (" [narrow]" if row.claim == "narrow" else "")
+        lines.append(f"{label:<42} {row.mode:<10} {row.requirement:<9} {caught:<6} "
                      f"{_ids(shown)}")
         if not row.caught:
             lines.append(f"{'':<42} -> {row.message}")
@@ -133,7 +139,7 @@ def cmd_selftest(args: argparse.Namespace) -> int:
     progress = _progress if sys.stderr.isatty() else None
     try:
         result = run_selftest(faults, modes=_modes(args.mode), jobs=args.jobs, full=args.full,
-                              progress=progress)
+                              progress=progress, claim=args.claim)
     except SelftestError as exc:
         print(f"memspec selftest: {exc}", file=sys.stderr)
         return 1

@@ -233,11 +233,13 @@ def all_faults() -> tuple[Fault, ...]:
         faults_records,
         faults_signing,
         faults_store,
+        faults_verdicts,
     )
 
     modules: Iterable[Any] = (faults_format, faults_records, faults_signing, faults_lifecycle,
                               faults_store, faults_recall, faults_consolidation, faults_files,
-                              faults_data, faults_recall_states, faults_passes)
+                              faults_data, faults_recall_states, faults_passes,
+                              faults_verdicts)
     extensions: tuple[Fault, ...] = (tuple(faults_ext.EXTENSION_FAULTS)
                                      + tuple(faults_ext_ingest.EXTENSION_INGEST_FAULTS))
     return tuple(fault for module in modules for fault in module.FAULTS) + extensions

@@ -39,6 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="serve memspec-reference-engine with one fault applied")
     parser.add_argument("--fault", required=True, metavar="NAME",
                         help="the fault to apply (see `memspec selftest --list`)")
+    parser.add_argument("--narrow", action="store_true",
+                        help="claim only the fault's profile and the profiles it requires")
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                         help="per-request timeout towards the reference engine (default 30)")
     options = parser.parse_args(argv)
@@ -48,10 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown fault {options.fault!r}; known: "
                      + ", ".join(f.name for f in all_faults()))
     from memspec.protocol import ProcessEngine, serve
-    from memspec.selftest.engines import FaultyEngine
+    from memspec.selftest.engines import FaultyEngine, narrow_claim
 
     inner = ProcessEngine(reference_command(), timeout=options.timeout)
-    return serve(FaultyEngine(inner, fault))
+    return serve(FaultyEngine(inner, fault, narrow_claim(fault) if options.narrow else None))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,12 @@ the same mode. Every other requirement the kit reports failing is listed
 (``reported``), and those the reference does not fail too are *collateral*.
 The reference engine must fail nothing.
 
+With ``claim="narrow"`` (or ``"both"``) each faulty engine is also run claiming only
+the narrowest claim that includes its fault's profile (the profile and those it
+requires; :func:`memspec.selftest.engines.narrow_claim`). There it is caught when its
+requirement fails as above, or is reported ``partial``: the kit says it could not
+judge it without another profile, instead of passing it.
+
 Unless ``full`` is set, a fault run is restricted to the kit tests of the
 fault's profile and those naming its requirement (selected by the
 :mod:`memspec.selftest._select` plugin from one collection of the kit).
@@ -37,6 +43,7 @@ from memspec.selftest.faults import Fault, all_faults, fault_named
 from memspec.selftest.proxy import reference_command
 
 __all__ = [
+    "CLAIMS",
     "MODES",
     "FaultRow",
     "ReferenceRow",
@@ -47,6 +54,8 @@ __all__ = [
 ]
 
 MODES = ("in-process", "process")
+#: Claims a fault run can make: everything the reference claims, or the narrowest one.
+CLAIMS = ("all", "narrow")
 #: Seconds one kit run may take before it is abandoned.
 RUN_TIMEOUT = 900.0
 #: Per-request timeout for engine processes: generous, so a loaded machine slows a run down
@@ -77,11 +86,14 @@ class FaultRow:
     errored: tuple[str, ...]
     message: str
     seconds: float
+    #: ``all`` (the reference's claim) or ``narrow`` (the fault's profile and its requires).
+    claim: str = "all"
 
     def to_json(self) -> dict[str, Any]:
         """The row as in schemas/selftest.json."""
         return {"fault": self.fault, "profile": self.profile, "requirement": self.requirement,
-                "description": self.description, "mode": self.mode, "caught": self.caught,
+                "description": self.description, "mode": self.mode, "claim": self.claim,
+                "caught": self.caught,
                 "reported": list(self.reported), "collateral": list(self.collateral),
                 "errored": list(self.errored), "message": self.message,
                 "seconds": round(self.seconds, 2)}
@@ -156,6 +168,7 @@ class _Job:
     label: str
     mode: str
     fault: Fault | None
+    narrow: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,11 +189,12 @@ def _engine_option(job: _Job) -> str:
             return "--memspec-engine=reference"
         from memspec.selftest.engines import factory_spec
 
-        return f"--memspec-engine={factory_spec(job.fault.name)}"
+        return f"--memspec-engine={factory_spec(job.fault.name, narrowed=job.narrow)}"
     if job.fault is None:
         command = reference_command()
     else:
-        command = [sys.executable, "-m", "memspec.selftest.proxy", "--fault", job.fault.name]
+        command = [sys.executable, "-m", "memspec.selftest.proxy", "--fault", job.fault.name,
+                   *(["--narrow"] if job.narrow else [])]
     return "--memspec-engine-cmd=" + shlex.join(command)
 
 
@@ -258,7 +272,7 @@ def _run(children: _Children, job: _Job, work: Path, targets: Sequence[str],
         assert job.fault is not None
         return _Outcome(job, None, f"the kit has no test of {job.fault.requirement} or of "
                                    f"profile {job.fault.profile}", 0.0)
-    slug = f"{job.label}.{job.mode}".replace("/", "_")
+    slug = f"{job.label}.{job.mode}{'.narrow' if job.narrow else ''}".replace("/", "_")
     report_path = work / f"{slug}.report.json"
     args = [*targets, _engine_option(job), f"--memspec-report={report_path}"]
     if job.mode == "process":
@@ -334,10 +348,14 @@ def _fault_row(outcome: _Outcome, reference: _Outcome | None) -> FaultRow:
     own = _entries(report).get(fault.requirement, {"tests": []})
     catching = [t for t in own["tests"] if t["outcome"] == "failed"]
     fresh = [t for t in catching if t["nodeid"] not in base_tests]
+    # Under a narrow claim, "not fully judged" is an honest answer too (issue 20).
+    unjudged = outcome.job.narrow and own.get("outcome") == "partial" and not fresh
     if outcome.problem and report is None:
         message = outcome.problem
     elif fresh:
         message = f"{fresh[0]['nodeid']}: {fresh[0].get('message') or 'failed'}"
+    elif unjudged:
+        message = f"{fault.requirement} reported partial: {own.get('note', '')}"
     elif catching:
         message = (f"only tests the reference engine fails too report {fault.requirement} "
                    f"({catching[0]['nodeid']})")
@@ -349,7 +367,8 @@ def _fault_row(outcome: _Outcome, reference: _Outcome | None) -> FaultRow:
                    f"(it reported {also}{'; errored ' + ', '.join(errored) if errored else ''})")
     return FaultRow(
         fault=fault.name, profile=fault.profile, requirement=fault.requirement,
-        description=fault.description, mode=outcome.job.mode, caught=bool(fresh),
+        description=fault.description, mode=outcome.job.mode,
+        caught=bool(fresh) or unjudged, claim="narrow" if outcome.job.narrow else "all",
         reported=reported,
         collateral=tuple(r for r in reported if r != fault.requirement and r not in base_reqs),
         errored=errored, message=_short(message), seconds=outcome.seconds)
@@ -390,12 +409,15 @@ def run_selftest(
     progress: Progress | None = None,
     *,
     scope: str = "profile",
+    claim: str = "all",
 ) -> SelftestResult:
     """Run the kit against ``faults`` (default: all) and the reference, in ``modes``.
 
     Without ``full`` a fault run is restricted to the kit tests naming the fault's
     requirement and (``scope="profile"``, the default) the tests of its profile;
-    ``scope="requirement"`` is quicker and shows less collateral.
+    ``scope="requirement"`` is quicker and shows less collateral. ``claim`` is ``all``
+    (the faulty engine claims what the reference claims), ``narrow`` (only the fault's
+    profile and those it requires) or ``both`` (two runs per fault and mode).
     """
     chosen = _resolve(faults)
     modes = tuple(dict.fromkeys(modes))
@@ -406,6 +428,9 @@ def run_selftest(
         raise SelftestError("jobs must be at least 1")
     if scope not in ("profile", "requirement"):
         raise SelftestError(f"scope must be profile or requirement, not {scope!r}")
+    if claim not in (*CLAIMS, "both"):
+        raise SelftestError(f"claim must be all, narrow or both, not {claim!r}")
+    narrows = {"all": (False,), "narrow": (True,), "both": (False, True)}[claim]
     started = _now()
     with tempfile.TemporaryDirectory(prefix="memspec-selftest-") as tmp:
         work = Path(tmp)
@@ -424,12 +449,13 @@ def run_selftest(
                 only.write_text(json.dumps(ids), encoding="utf-8")
                 targets = (["--pyargs", *(f"memspec.conformance.suites.{m}" for m in modules)]
                            if modules else [])
-            plan += [(_Job(fault.name, mode, fault), targets, only) for mode in modes]
+            plan += [(_Job(fault.name, mode, fault, narrow), targets, only)
+                     for narrow in narrows for mode in modes]
         outcomes = _execute(children, plan, work, jobs, progress)
     references = {o.job.mode: o for o in outcomes if o.job.fault is None}
     rows = [_fault_row(o, references.get(o.job.mode)) for o in outcomes if o.job.fault]
     order = {f.name: i for i, f in enumerate(chosen)}
-    rows.sort(key=lambda r: (order[r.fault], modes.index(r.mode)))
+    rows.sort(key=lambda r: (order[r.fault], r.claim != "all", modes.index(r.mode)))
     return SelftestResult(
         faults=tuple(rows),
         references=tuple(_reference_row(references[m]) for m in modes if m in references),
@@ -447,7 +473,9 @@ def _execute(children: _Children, plan: list[tuple[_Job, list[str], Path | None]
             outcome = future.result()
             outcomes.append(outcome)
             if progress is not None:
-                progress(len(outcomes), len(plan), f"{outcome.job.label} ({outcome.job.mode})",
+                narrow = ", narrow claim" if outcome.job.narrow else ""
+                progress(len(outcomes), len(plan),
+                         f"{outcome.job.label} ({outcome.job.mode}{narrow})",
                          _verdict_word(outcome))
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
