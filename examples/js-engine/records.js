@@ -50,9 +50,33 @@ class SigningKey {
   }
 }
 
-/** Plain RFC 8032 Ed25519 verification; false (never an error) for anything that fails. */
+const FIELD_P = (1n << 255n) - 19n;
+// The y coordinates of the eight points of small order (SIG-11).
+const SMALL_ORDER_Y = new Set([
+  0n, 1n, FIELD_P - 1n,
+  2707385501144840649318225287225658788936804267575313519463743609750303402022n,
+  55188659117513257062467267217118295137698188065244968500265048394206261417927n,
+]);
+
+/** The low 255 bits of a 32-byte point encoding, little-endian: its y coordinate. */
+function pointY(bytes) {
+  let y = 0n;
+  for (let i = 31; i >= 0; i -= 1) y = (y << 8n) | BigInt(i === 31 ? bytes[i] & 0x7f : bytes[i]);
+  return y;
+}
+
+/** SIG-11: a key of small order or in a non-canonical encoding, or an R of small order. */
+function weakPoints(publicKey, signature) {
+  const keyY = pointY(publicKey);
+  const rY = pointY(signature.subarray(0, 32));
+  return keyY >= FIELD_P || SMALL_ORDER_Y.has(keyY)
+    || SMALL_ORDER_Y.has(rY >= FIELD_P ? rY - FIELD_P : rY);
+}
+
+/** RFC 8032 Ed25519 verification refusing weak points (SIG-11); false, never an error. */
 function ed25519Verify(publicKey, message, signature) {
   if (publicKey.length !== 32 || signature.length !== 64) return false;
+  if (weakPoints(publicKey, signature)) return false;
   try {
     const key = crypto.createPublicKey({
       key: Buffer.concat([SPKI_PREFIX, publicKey]), format: 'der', type: 'spki',
