@@ -37,6 +37,7 @@ from memspec._safe_paths import (
     closing_fd,
     dir_fd,
     read_regular_at,
+    remove_dead_temps,
     write_atomic_at,
 )
 from memspec.reference.ports import RecordStore, SearchIndex
@@ -166,6 +167,15 @@ class Journal:
                 ids = tuple(i for i in value["ids"] if isinstance(i, str))
                 found.append((name, agent if isinstance(agent, str) else None, ids))
         return found
+
+    def remove_temps(self) -> tuple[str, ...]:
+        """Remove the temp files of entries whose writer died mid-write."""
+        try:
+            directory = dir_fd(self._parent, JOURNAL_DIR)
+        except FileNotFoundError:
+            return ()
+        with closing_fd(directory):
+            return tuple(f"{JOURNAL_DIR}/{name}" for name in remove_dead_temps(directory))
 
     def remove(self, name: str) -> None:
         """Remove an abandoned entry."""

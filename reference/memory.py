@@ -52,6 +52,7 @@ from memspec._safe_paths import (
     lstat_at,
     open_dir,
     read_regular,
+    remove_dead_temps,
     remove_link_at,
     write_atomic_at,
 )
@@ -367,7 +368,8 @@ class Memory:
         signed: tuple[str, ...] = ()
         waiting: tuple[str, ...] = ()
         finished = 0
-        if self._journal is not None:
+        if self._journal is not None and self._dir is not None:
+            temps += remove_dead_temps(self._dir) + self._journal.remove_temps()
             signed, waiting, finished = finish_pending(self._journal, self._store,
                                                        self._identity)
         reindexed: tuple[str, ...] = ()
@@ -550,6 +552,9 @@ class Memory:
         ids = (*report.accepted, *report.deduped)
         if not ids:
             detail = "; ".join(r.message for r in report.rejected) or "no record extracted"
+            if any(r.code == StoreError.code for r in report.rejected):
+                # A fault of the store (a full disk, say), not of the text.
+                raise StoreError(f"nothing was remembered: {detail}")
             raise RecordError(f"nothing was remembered: {detail}", requirement="WR-5")
         self._remembered += 1
         consolidation = None

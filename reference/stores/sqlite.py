@@ -2,10 +2,9 @@
 
 Tables: ``history(id, version, payload)`` holds every version and is authoritative;
 ``records(id, state, type, payload, version)`` and ``record_tags(id, tag)`` are the
-latest-version projection used to narrow ``list`` quickly, rewritten in the same
-transaction as each history row. History wins (STORE-8): iteration reads the latest
-history rows, and ``list`` trusts a projection row only where it matches the latest
-history row, so a lost or stale projection row never hides a record. ``payload`` is
+latest-version projection, rewritten in the same transaction as each history row.
+History wins (STORE-8): ``get``, iteration and ``list`` all read the latest history
+rows, so a lost or stale projection row never hides a record. ``payload`` is
 the record's canonical JSON text, so a row's UTF-8 bytes are exactly the record's
 canonical bytes, signatures included.
 
@@ -265,19 +264,16 @@ class SQLiteRecordStore(RecordStore):
         state_value, type_value, _ = filters
         clauses = []
         params: list[object] = []
-        # Why: a projection row narrows the scan only where it matches the latest history
-        # row; a missing or stale one lets the record through to the payload check.
-        for clause, value in (("r.state = ?", state_value), ("r.type = ?", type_value)):
+        # Why from history: the projection may have lost or mis-stated a row, and history
+        # wins (STORE-8); the latest payload is narrowed in SQL, then checked in full.
+        for clause, value in (("json_extract(l.payload, '$.state') = ?", state_value),
+                              ("json_extract(l.payload, '$.type') = ?", type_value)):
             if value is not None:
                 clauses.append(clause)
                 params.append(value)
-        where = ""
-        if clauses:
-            where = (" WHERE r.id IS NULL OR r.version != l.version OR r.payload != l.payload"
-                     f" OR ({' AND '.join(clauses)})")
-        rows = self._query(f"SELECT l.id, l.version, l.payload FROM ({_LATEST}) l "
-                           f"LEFT JOIN records r ON r.id = l.id{where} ORDER BY l.id",
-                           tuple(params))
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._query(f"SELECT l.id, l.version, l.payload FROM ({_LATEST}) l{where} "
+                           "ORDER BY l.id", tuple(params))
         # The payload has the last word (STORE-8); tags come from it, never from record_tags.
         records = (self._cache.decode(str(rid), version, payload)
                    for rid, version, payload in rows)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator, Sequence
@@ -39,6 +40,7 @@ __all__ = [
     "open_dir",
     "read_regular",
     "read_regular_at",
+    "remove_dead_temps",
     "remove_link_at",
     "walk",
     "write_atomic",
@@ -51,6 +53,8 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _DIR_FLAGS = os.O_RDONLY | _DIRECTORY | _CLOEXEC
 _READ_CHUNK = 1 << 20
+#: The temp names :func:`write_atomic_at` makes: ``.NAME.PID-RANDOM.tmp``.
+_TEMP = re.compile(r"\..+\.([0-9]+)-[0-9a-f]{16}\.tmp")
 
 
 class PathError(StoreError):
@@ -256,6 +260,31 @@ def _temp_at(parent: int, name: str, data: bytes, mode: int) -> str:
             os.unlink(temp, dir_fd=parent)
         raise
     return temp
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_dead_temps(parent: int) -> tuple[str, ...]:
+    """Remove the temp files of :func:`write_atomic_at` in ``parent`` whose writer is gone."""
+    removed = []
+    for name in sorted(os.listdir(parent)):
+        match = _TEMP.fullmatch(name)
+        if match is None or _pid_alive(int(match.group(1))):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=parent)
+            removed.append(name)
+    return tuple(removed)
 
 
 def write_atomic_at(parent: int, name: str, data: bytes, *, mode: int = 0o644,

@@ -170,3 +170,36 @@ def test_concurrent_processes_never_lose_a_version(tmp_path: Path) -> None:
     tags = sorted(v.tags[0] for v in store.history(record.id))
     assert tags == sorted(f"p{w}-{i}" for w in range(4) for i in range(25))
     store.close()
+
+
+@pytest.mark.parametrize("damage", ["deleted-row", "stale-row", "wrong-state", "lost-tags"])
+def test_history_wins_over_a_damaged_projection(tmp_path: Path, damage: str) -> None:
+    """STORE-8: iterate, export and list read what history says, whatever the projection."""
+    from memspec.reference.memory import export_file
+
+    path = tmp_path / "store.sqlite"
+    store = SQLiteRecordStore(path)
+    keep, victim = new_record("Kept."), new_record("Victim.", created_at=at(1, 9))
+    store.put(keep)
+    store.put(victim)
+    latest = victim.evolve(at(2), tags=["tagged"])
+    store.put(latest)
+    with _raw(path) as raw:
+        if damage == "deleted-row":
+            raw.execute("DELETE FROM records WHERE id = ?", (victim.id,))
+        elif damage == "stale-row":
+            raw.execute("UPDATE records SET payload = ?, version = 1 WHERE id = ?",
+                        (victim.canonical_bytes().decode(), victim.id))
+        elif damage == "wrong-state":
+            raw.execute("UPDATE records SET state = 'archived' WHERE id = ?", (victim.id,))
+        else:
+            raw.execute("DELETE FROM record_tags WHERE id = ?", (victim.id,))
+    reopened = SQLiteRecordStore(path)
+    assert reopened.get(victim.id) == latest
+    assert {r.id: r for r in reopened}[victim.id] == latest
+    exported = export_file(reopened, now=at(3))
+    assert latest.model_dump() in exported["records"]
+    assert latest in reopened.list(state="active")
+    assert latest in reopened.list(tag="tagged")
+    assert latest in reopened.list(type="fact", state="active", tag="tagged")
+    assert keep in reopened.list(state="active")
