@@ -53,6 +53,7 @@ from _docgen._common import (
     RAW_VECTORS,
     REQUIREMENTS_PAGE,
     ROOT,
+    SELFTEST_RESULT,
     SPEC_PAGE,
     TESTS_PAGE,
     DocgenError,
@@ -141,6 +142,8 @@ def generate(
     out.update(schemas.build(root / "schemas", linker, files))
     out.update(vectors.build(root / "vectors", files, trace, linker))
     out.update(report.build(conformance, linker, trace))
+    if selftest_path is None and (root / SELFTEST_RESULT).is_file():
+        selftest_path = root / SELFTEST_RESULT  # the committed result of SELFTEST_COMMAND
     selftest = read_json(selftest_path) if selftest_path is not None else None
     out.update(kitpower.build(selftest, linker, set(profiles)))
     out.update(benchmarks.build(benchmarks.load(root)))
@@ -198,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, metavar="PATH",
                         help="the reference engine's conformance report JSON")
     parser.add_argument("--selftest", type=Path, metavar="PATH",
-                        help="a selftest result JSON (memspec selftest --json PATH)")
+                        help="a selftest result JSON (memspec selftest --json PATH; default "
+                             f"the committed {SELFTEST_RESULT})")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / GEN, metavar="DIR",
                         help="folder of the generated pages (default docs/generated); raw "
                              "downloads go beside it")

@@ -100,3 +100,25 @@ def test_js_example_follows_spec_18_2_on_versions_and_ids() -> None:
     readme = (REPO / "examples" / "js-engine" / "README.md").read_text(encoding="utf-8")
     assert "integers or strings" not in readme
     assert "Request ids are integers from 0 to 2^53 \N{MINUS SIGN} 1" in readme
+
+
+def test_ci_gate_guide_works_from_another_repository(tmp_path: Path) -> None:
+    import tomllib
+
+    from tests.docs import load_yaml
+
+    version = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]["version"]
+    guide = (REPO / "docs" / "guide" / "ci-gate.md").read_text(encoding="utf-8")
+    own = guide[guide.index("## Gate your own engine"):]
+    assert "<owner>" not in own and not re.search(r"<[a-z-]+>", own), "a placeholder is left"
+    wheel = f"memspec-{version}-py3-none-any.whl"
+    assert f"dist/{wheel}" in own
+    block = own.split("```yaml\n", 1)[1].split("\n```", 1)[0]
+    path = tmp_path / "conformance.yml"
+    path.write_text(block, encoding="utf-8")
+    steps = load_yaml(path)["jobs"]["certify"]["steps"]
+    runs = {step.get("name"): str(step.get("run", "")) for step in steps}
+    assert runs["Install"] == f"python -m pip install ci/{wheel} ."
+    assert runs["Certify"].startswith("memspec certify --engine ")
+    # every version the guide names is the one the wheel carries
+    assert set(re.findall(r"memspec-(\d+\.\d+\.\d+)-py3", guide)) == {version}

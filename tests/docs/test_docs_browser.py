@@ -310,6 +310,15 @@ def test_search_finds_a_requirement(browser: Browser, server: str) -> None:
     _check_offline(browser, server)
 
 
+def test_search_for_a_requirement_id_finds_its_text(browser: Browser, server: str) -> None:
+    browser.open(f"{server}/?q=REC-5")
+    browser.wait_for("document.querySelectorAll('.md-search-result__item').length > 0",
+                     "search results")
+    first = browser.evaluate("document.querySelector('.md-search-result__item').innerText")
+    assert "REC-5" in first and "Missing" not in first, first
+    _check_offline(browser, server)
+
+
 def test_a_requirement_anchor_lands_on_its_text(browser: Browser, server: str) -> None:
     browser.open(f"{server}/generated/spec/#REC-5")
     browser.wait_for("document.getElementById('REC-5') !== null", "the REC-5 anchor")

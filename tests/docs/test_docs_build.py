@@ -290,7 +290,8 @@ def test_config_stays_within_what_zensical_supports() -> None:
     config = load_yaml(REPO / "mkdocs.yml")
     assert config["theme"]["name"] == "material"
     assert config["theme"]["font"] is False
-    assert config.get("plugins") == ["search"], "no plugins beyond the built-in search"
+    plugins = [p if isinstance(p, str) else next(iter(p)) for p in config.get("plugins", [])]
+    assert plugins == ["search"], "no plugins beyond the built-in search"
     assert "hooks" not in config
     for entry in config["markdown_extensions"]:
         name = entry if isinstance(entry, str) else next(iter(entry))
@@ -301,6 +302,29 @@ def test_config_stays_within_what_zensical_supports() -> None:
                   if isinstance(e, dict) and "pymdownx.superfences" in e)["custom_fences"]
     assert fences == [{"name": "mermaid", "class": "mermaid",
                        "format": "python/name:pymdownx.superfences.fence_code_format"}]
+
+
+def _search_separator() -> str:
+    config = load_yaml(REPO / "mkdocs.yml")
+    search = next(p for p in config["plugins"] if not isinstance(p, str) and "search" in p)
+    return str(search["search"]["separator"])
+
+
+def test_search_keeps_requirement_ids_whole() -> None:
+    # The same expression splits the index and the query (lunr's tokenizer, in the browser);
+    # Python's re reads this one as JavaScript does.
+    words = [w for w in re.split(_search_separator(), "see REC-5, PROTO-2 and X-AUD: an "
+                                 "append-only store (SHA-256) at 18.2. &lt;b&gt;") if w]
+    assert words == ["see", "REC-5", "PROTO-2", "and", "X", "AUD", "an", "append", "only",
+                     "store", "SHA-256", "at", "18.2", "b"]
+
+
+def test_search_index_finds_a_requirement_id(built: Built) -> None:
+    index = json.loads((built.site / "search" / "search_index.json").read_text("utf-8"))
+    assert index["config"]["separator"] == _search_separator()
+    sections = [d for d in index["docs"] if "REC-5" in re.split(_search_separator(), d["text"])]
+    assert any(d["location"].startswith("generated/spec/") for d in sections), (
+        "no section of the spec page holds the search term REC-5")
 
 
 def test_cli_reference_has_every_subcommand(built: Built) -> None:

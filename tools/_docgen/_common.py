@@ -35,6 +35,10 @@ RAW_VECTORS = "vectors"
 RAW_SPEC = "spec"
 
 SCHEMA_BASE = "https://memspec.dev/schemas/"
+#: The selftest result the site is built with unless --selftest names another, relative to
+#: the repository root; `memspec selftest --json docs/assets/selftest-result.json` writes it.
+SELFTEST_RESULT = "docs/assets/selftest-result.json"
+SELFTEST_COMMAND = f"memspec selftest --json {SELFTEST_RESULT}"
 NO_REPORT = "no report given"
 
 
