@@ -673,6 +673,14 @@ class Memory:
                              "refusing to read or replace it")
         return Witness.load(self._path / _WITNESS_FILE)
 
+    def merge(self, memory_file: object, *, verify: bool = True,
+              expected_agent: str | None = None) -> LoadReport:
+        """Load a parsed MemoryFile into this memory (checked whole first, FILE-12 applies);
+        ids already held are skipped."""
+        records = check_file(memory_file, verify=verify, expected_agent=expected_agent)
+        return _load_records(self._store, records, self._sidecars,
+                             vouched=expected_agent is not None)
+
     @classmethod
     def load(cls, file_path: str | Path, *, path: str | Path | None = None, verify: bool = True,
              witness: str | Path | None = None, expected_agent: str | None = None,

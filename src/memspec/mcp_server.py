@@ -4,11 +4,12 @@ An MCP host (an agent, an IDE, a desktop assistant) starts ``memspec-mcp`` and
 speaks MCP with it over the process's stdin and stdout. The server holds one
 :class:`memspec.reference.Memory` (on disk with ``--path DIR``, in memory
 otherwise) and offers its porcelain as tools: ``remember``, ``recall``,
-``consolidate``, ``decay``, ``resolve``, ``redact``, ``export`` and
+``consolidate``, ``decay``, ``resolve``, ``redact``, ``export``, ``load`` and
 ``status``. With ``--key KEYFILE`` (from ``memspec keygen``) records and
 exports are signed by that identity.
 
-``export`` writes only inside the memory directory (or ``--export-dir``): a
+``export`` writes and ``load`` reads only inside the memory directory (or
+``--export-dir``): a
 relative path, no ``~``, no ``..``, no symlink at any component, never into the
 memory's own files (``records/``, ``index.sqlite``, ...), and an existing file is
 replaced only with ``overwrite`` and only when it is a memory file. Tool bodies run
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memspec import __version__
-from memspec._canonical import parse_json
+from memspec._canonical import DEFAULT_LIMITS, parse_json
 from memspec._errors import MemspecError
 from memspec._safe_paths import (
     PathError,
@@ -75,7 +76,7 @@ __all__ = [
 PROG = "memspec-mcp"
 INSTALL_HINT = "pip install 'memspec[mcp]'"
 TOOL_NAMES = ("remember", "recall", "consolidate", "decay", "resolve", "redact", "export",
-              "status")
+              "load", "status")
 INSTRUCTIONS = (
     "Long-term memory in the fg-agent-memory/0.1 format. Call `remember` with one fact per call "
     "and `recall` before answering from memory. Recalled lines marked [disputed: ...] are two "
@@ -178,21 +179,9 @@ class MemoryTools:
         it is a regular file holding a memory file: a model driving this tool must
         not be able to overwrite anything else.
         """
-        if self._export_dir is None:
-            raise ToolInputError("export needs a directory: start the server with --path DIR "
-                                 "(or --export-dir DIR)")
-        try:
-            parts = inside(path)
-        except PathError as exc:
-            raise ToolInputError(f"export: {exc.message}") from None
+        parts = self._inside("export", path)
         name = parts[-1]
-        if not name.endswith(".json") or name == ".json":
-            raise ToolInputError(f"export writes a .json file, not {path!r}")
-        if any(part.startswith(".") for part in parts):
-            raise ToolInputError(f"export: {path!r} names a hidden file or folder")
-        if self._export_dir == self._memory.path and parts[0] in _RESERVED:
-            raise ToolInputError(f"export: {parts[0]!r} belongs to the memory itself; choose "
-                                 "another name")
+        assert self._export_dir is not None
         try:
             with closing_fd(open_dir(self._export_dir)) as root, \
                     closing_fd(walk(root, parts[:-1])) as directory:
@@ -209,6 +198,46 @@ class MemoryTools:
             raise ToolInputError(f"cannot write {path}: {exc.message}") from None
         return {"path": str(self._export_dir.joinpath(*parts)),
                 "records": len(memory_file["records"]), "signed": bool(memory_file["signature"])}
+
+    def load(self, path: str, verify: bool = True) -> dict[str, Any]:
+        """Load the memory file at ``path`` (inside the export directory, as for ``export``).
+
+        Only a regular file is read (a FIFO or a device is refused), at most the
+        text-size limit of it; the file is checked whole before anything is written
+        and ids already held are skipped. ``verify`` requires a file signature.
+        """
+        parts = self._inside("load", path)
+        assert self._export_dir is not None
+        try:
+            with closing_fd(open_dir(self._export_dir)) as root, \
+                    closing_fd(walk(root, parts[:-1])) as directory:
+                data = read_regular_at(directory, parts[-1],
+                                       limit=DEFAULT_LIMITS.max_text_bytes, label=path)
+        except FileNotFoundError:
+            raise ToolInputError(f"load: no file {path}") from None
+        except PathError as exc:
+            raise ToolInputError(f"cannot read {path}: {exc.message}") from None
+        report = self._memory.merge(parse_json(data), verify=verify)
+        return report.model_dump()
+
+    def _inside(self, tool: str, path: str) -> tuple[str, ...]:
+        """The components of a tool's ``path``, refused unless it stays in the export dir."""
+        if self._export_dir is None:
+            raise ToolInputError(f"{tool} needs a directory: start the server with --path DIR "
+                                 "(or --export-dir DIR)")
+        try:
+            parts = inside(path)
+        except PathError as exc:
+            raise ToolInputError(f"{tool}: {exc.message}") from None
+        name = parts[-1]
+        if not name.endswith(".json") or name == ".json":
+            raise ToolInputError(f"{tool} takes a .json file, not {path!r}")
+        if any(part.startswith(".") for part in parts):
+            raise ToolInputError(f"{tool}: {path!r} names a hidden file or folder")
+        if self._export_dir == self._memory.path and parts[0] in _RESERVED:
+            raise ToolInputError(f"{tool}: {parts[0]!r} belongs to the memory itself; choose "
+                                 "another name")
+        return parts
 
     def status(self) -> dict[str, Any]:
         """Counts by state and type, open contradictions, flagged rules, path and agent,
@@ -373,6 +402,18 @@ def build_server(tools: MemoryTools, sdk: _SDK | None = None) -> MCPServer[Any]:
         """
         return await _in_thread(sdk, tools, lambda: tools.export(path, overwrite))
 
+    async def load(path: str, verify: bool = True) -> dict[str, Any]:
+        """Load a memory file (from `export`, or another agent's) into this memory.
+
+        Args:
+            path: a .json file name, relative to the memory folder (no absolute path,
+                no "..", no symlinks).
+            verify: require the file's signature (default true).
+
+        Returns {loaded, skipped}: record ids written, and ids already held.
+        """
+        return await _in_thread(sdk, tools, lambda: tools.load(path, verify))
+
     async def status() -> dict[str, Any]:
         """Counts of records by state and type, open contradictions and flagged rules."""
         return await _in_thread(sdk, tools, tools.status)
@@ -388,6 +429,7 @@ def build_server(tools: MemoryTools, sdk: _SDK | None = None) -> MCPServer[Any]:
     add(resolve)
     add(redact, annotations=hints(destructiveHint=True))
     add(export)
+    add(load)
     add(status, annotations=hints(readOnlyHint=True))
     return server
 

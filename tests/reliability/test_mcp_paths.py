@@ -175,3 +175,36 @@ def test_a_blocking_tool_body_leaves_the_event_loop_free(tools: MemoryTools) -> 
 
     anyio.run(body)
     assert results == ["loop ran", True]
+
+
+def test_load_reads_only_regular_files_inside_the_directory(tools: MemoryTools,
+                                                            tmp_path: Path) -> None:
+    source = Memory(identity=KEY, auto_consolidate=False)
+    source.remember("Xena sails a dinghy on the reservoir.")
+    memory_dir = tmp_path / "memory"
+    source.export(memory_dir / "incoming.json")
+    outside = tmp_path / "outside.json"
+    source.export(outside)
+    os.mkfifo(memory_dir / "fifo.json")
+    (memory_dir / "zero.json").symlink_to("/dev/zero")
+    (memory_dir / "link.json").symlink_to(outside)
+    errors: list[str] = []
+
+    def attempt() -> None:
+        for path in (str(outside), "../outside.json", "link.json", "fifo.json", "zero.json",
+                     "missing.json", "records/x.json"):
+            try:
+                tools.load(path)
+            except ToolInputError as exc:
+                errors.append(str(exc))
+
+    # Why a thread: a load that blocked on the FIFO must fail this test, not hang it.
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    worker.join(timeout=120)
+    assert not worker.is_alive(), "load blocked on a FIFO"
+    assert len(errors) == 7, errors
+    assert tools.status()["records"] == 1
+    loaded = tools.load("incoming.json")
+    assert len(loaded["loaded"]) == 1 and loaded["skipped"] == []
+    assert tools.status()["records"] == 2
