@@ -99,6 +99,12 @@ def render(table: dict[str, Any]) -> str:
         for entry, scenario in notes:
             lines.append(f"- {entry['title']}, {_SCENARIO_TITLES.get(scenario, scenario)}: "
                          f"{_escape(entry[scenario]['note'])}")
+    for guarantee in table.get("guarantees", ()):
+        # Guarantees beyond the tamper classes, each held by the suite it names.
+        lines += ["", f"## {guarantee['title']}", ""]
+        for paragraph in guarantee["text"]:
+            lines += [_escape(paragraph), ""]
+        lines.append(f"Held by `{guarantee['tests']}`.")
     lines += [
         "",
         "`ROLL-*` requirements are proposed in the draft section on snapshot rollback; the "
