@@ -14,8 +14,29 @@ having the plugin installed costs a pytest run nothing.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING
+
+from memspec._lazy import lazy_getattr
+
+# Imported on first use, so that merely having the plugin installed costs a pytest run
+# nothing; this block is the one list of homes (memspec._lazy reads it).
+if TYPE_CHECKING:
+    from memspec.conformance._clock import KitClock
+    from memspec.conformance._loading import (
+        EngineLoadError,
+        available_engines,
+        load_engine,
+        process_engine,
+    )
+    from memspec.conformance._outcomes import catalogue
+    from memspec.conformance._report import (
+        build_report,
+        check_report,
+        render_summary,
+        sign_report,
+        verify_report,
+    )
+    from memspec.conformance._session import Connection, EngineSession, SmokeResult, smoke
 
 __all__ = [
     "Connection",
@@ -35,27 +56,4 @@ __all__ = [
     "verify_report",
 ]
 
-_HOMES = {
-    "Connection": "_session",
-    "EngineSession": "_session",
-    "SmokeResult": "_session",
-    "smoke": "_session",
-    "EngineLoadError": "_loading",
-    "available_engines": "_loading",
-    "load_engine": "_loading",
-    "process_engine": "_loading",
-    "KitClock": "_clock",
-    "build_report": "_report",
-    "check_report": "_report",
-    "render_summary": "_report",
-    "sign_report": "_report",
-    "verify_report": "_report",
-    "catalogue": "_outcomes",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'memspec.conformance' has no attribute {name!r}")
-    return getattr(import_module(f"memspec.conformance.{home}"), name)
+__getattr__ = lazy_getattr(__name__, __file__, globals())

@@ -45,3 +45,11 @@ def test_every_public_name_resolves() -> None:
     assert set(memspec.__all__) - {"__version__"} == set(memspec._homes())
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         memspec.nope  # noqa: B018
+
+
+def test_the_kit_package_names_resolve_from_its_one_list() -> None:
+    import memspec.conformance as kit
+    from memspec._lazy import homes
+
+    assert set(kit.__all__) == set(homes(kit.__file__))
+    assert all(hasattr(kit, name) for name in kit.__all__)

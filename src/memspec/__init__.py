@@ -8,11 +8,9 @@ the conformance kit in ``memspec.conformance``.
 
 from __future__ import annotations
 
-import ast
-from functools import cache
-from importlib import import_module
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memspec._lazy import homes, lazy_getattr
 
 # The names below are imported on first use (PEP 562), so that importing memspec, or any
 # of its modules (the pytest plugin among them, which every pytest run loads), costs
@@ -184,24 +182,13 @@ __all__ = [
 ]
 
 
-@cache
+
 def _homes() -> dict[str, tuple[str, str]]:
-    """Public name -> (module, attribute), from the TYPE_CHECKING imports of this file."""
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
-    guard = next(node for node in tree.body if isinstance(node, ast.If)
-                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
-    return {alias.asname or alias.name: (node.module or "", alias.name)
-            for node in guard.body if isinstance(node, ast.ImportFrom)
-            for alias in node.names}
+    """Public name -> (module, attribute): the TYPE_CHECKING imports above."""
+    return homes(__file__)
 
 
-def __getattr__(name: str) -> Any:
-    home = _homes().get(name)
-    if home is None:
-        raise AttributeError(f"module 'memspec' has no attribute {name!r}")
-    value = getattr(import_module(home[0]), home[1])
-    globals()[name] = value  # the next access is a plain lookup
-    return value
+__getattr__ = lazy_getattr(__name__, __file__, globals())
 
 
 def __dir__() -> list[str]:
