@@ -12,7 +12,7 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from memspec._canonical import parse_json
 from memspec._data import load_vectors, vector_files
@@ -91,7 +91,7 @@ def run_kit(kit_args: list[str], targets: list[str], *, show_output: bool,
 _PYTEST_USAGE_ERROR = 4
 
 
-def _no_report(code: int, output: str) -> None:
+def _no_report(code: int, output: str) -> NoReturn:
     """Raise the error for a kit run that made no report (``output``: what it printed, if
     captured)."""
     shown = terminal(output[-4000:]).strip()
