@@ -312,7 +312,11 @@ class Memory:
         self._every = auto_consolidate_every
         self._clock = clock or utc_now
         self._remembered = 0
-        self._repair_report = self._repair(links=links, rebuilt=rebuilt)
+        try:
+            self._repair_report = self._repair(links=links, rebuilt=rebuilt)
+        except OSError as exc:
+            raise StoreError(f"cannot repair memory at {self._path}: "
+                             f"{exc.strerror or exc}") from exc
 
     def _open_index(self) -> tuple[SQLiteSearchIndex, tuple[str, ...], str | None]:
         """The keyword index, rebuilt when damaged; planted links removed first."""

@@ -89,6 +89,28 @@ def test_remember_on_a_full_disk_is_a_store_error_and_writes_nothing(disk: Path,
     memory.close()
 
 
+def test_a_remember_the_store_took_is_never_reported_as_failed(disk: Path) -> None:
+    """Room for the version file but not for the index: remember answers, recall finds it."""
+    path = disk / "memory"
+    memory = Memory(path, clock=_clock(), auto_consolidate=False)
+    memory.remember("Ola restores harps in the old mill.")
+    filler = fill(disk)
+    free(filler, 1)
+    try:
+        kept = memory.remember("Pete charts tide pools along the headland.")
+    except StoreError:
+        kept = None  # refused at the store: then nothing may be there
+    free(filler, 256)
+    found = memory.recall("tide pools headland").ids
+    if kept is None:
+        assert found == ()
+    else:
+        assert found == (kept.record_id,)
+    memory.close()
+    with Memory(path, auto_consolidate=False) as reopened:
+        assert reopened.recall("tide pools headland").ids == found
+
+
 def test_close_on_a_full_disk_is_a_store_error(disk: Path) -> None:
     memory = Memory(disk / "memory", clock=_clock(), auto_consolidate=False)
     memory.remember("Dave grows tomatoes on the balcony.")
