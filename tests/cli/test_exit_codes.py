@@ -145,3 +145,13 @@ def test_certify_of_a_missing_engine_leaves_no_report_directory(run_in, tmp_path
     run = run_in("certify", "--engine", "no-such-engine")
     assert run.code == 2
     assert not (tmp_path / "memspec-report").exists()
+
+
+def test_the_table_covers_every_subcommand():
+    import argparse
+
+    from memspec.cli import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(sub.choices) <= {case[0][0] for case in CASES}
