@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = "benchmark-results"
 EXPECTED = (
     "canonical-json-vs-raw-dumps",
+    "canonical-json-vs-orjson",
     "canonical-json-vs-fg-agent-id",
     "canonical-json-vs-rfc8785",
     "fingerprint-vs-agent-memory-contracts",
@@ -90,15 +91,18 @@ def test_table_lists_every_entry(smoke: dict[str, Any]) -> None:
 
 
 def test_a_missing_optional_package_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in ("rfc8785", "fg_agent_id", "fg_agent_id.canonical", "agent_memory_contracts"):
+    for module in ("rfc8785", "fg_agent_id", "fg_agent_id.canonical", "agent_memory_contracts",
+                   "orjson"):
         monkeypatch.setitem(sys.modules, module, None)  # makes the import raise ImportError
-    document = bench.run(bench.MODES["smoke"], ["fg-agent-id", "rfc8785", "fingerprint"],
+    document = bench.run(bench.MODES["smoke"], ["fg-agent-id", "rfc8785", "fingerprint",
+                                                "orjson"],
                          echo=lambda line: None)
     assert _problems(document) == []
     reasons = {e["name"]: (e["status"], e["reason"]) for e in document["results"]}
     assert reasons == {
         "canonical-json-vs-fg-agent-id": ("skipped", "skipped: fg-agent-id not installed"),
         "canonical-json-vs-rfc8785": ("skipped", "skipped: rfc8785 not installed"),
+        "canonical-json-vs-orjson": ("skipped", "skipped: orjson not installed"),
         "fingerprint-vs-agent-memory-contracts":
             ("skipped", "skipped: agent-memory-contracts not installed"),
     }

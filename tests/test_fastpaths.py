@@ -628,3 +628,110 @@ def test_public_key_cache_keeps_no_errors() -> None:
         assert info.value.requirement == "ENC-1"
     with pytest.raises(RecordError):
         validate_record({**_plain_record(), "signed_by": bad, "signature": "A" * 86 + "=="})
+
+
+# -- the optional accelerator (orjson) ----------------------------------------------------------
+
+
+def _without_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memspec import _canonical
+
+    monkeypatch.setattr(_canonical, "_FAST_BYTES", None)
+
+
+def _accelerator() -> Callable[[Any], bytes]:
+    from memspec import _canonical
+
+    pytest.importorskip("orjson")
+    if _canonical._FAST_BYTES is None:
+        pytest.skip("the accelerator is turned off (MEMSPEC_NO_ACCELERATOR)")
+    return _canonical._FAST_BYTES
+
+
+@FAST
+@given(_values, _limits)
+def test_accelerated_and_precise_paths_agree(value: Any, limits: Limits) -> None:
+    _accelerator()
+    fast = outcome(lambda: canonical_json(value, limits))
+    with pytest.MonkeyPatch.context() as patch:
+        _without_accelerator(patch)
+        assert outcome(lambda: canonical_json(value, limits)) == fast
+        assert fast == outcome(lambda: reference_canonical(value, limits))
+
+
+@RECORDS
+@given(_valid_values)
+def test_orjson_writes_the_encoders_text_on_checked_values(value: Any) -> None:
+    encode = _accelerator()
+    try:
+        data = encode(value)
+    except Exception:  # refused: canonical_json then takes the encoder
+        return
+    assert data == _CHECKED_DUMPS(value).encode("utf-8")
+
+
+def _json_nodes(value: Any) -> list[Any]:
+    found = [value]
+    if isinstance(value, dict):
+        for sub in value.values():
+            found.extend(_json_nodes(sub))
+    elif isinstance(value, list):
+        for sub in value:
+            found.extend(_json_nodes(sub))
+    return found
+
+
+def test_every_vector_value_encodes_the_same_without_the_accelerator(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from memspec._data import load_vectors, vector_files
+
+    _accelerator()
+    values = [node for name in vector_files() for node in _json_nodes(load_vectors(name))
+              if isinstance(node, dict | list)]
+    assert len(values) > 1000
+    fast = [outcome(lambda v=v: canonical_json(v)) for v in values]
+    checked = [outcome(lambda v=v: _canonical_checked(v)) for v in values
+               if outcome(lambda v=v: check_json_value(v)) == ("ok", None)]
+    _without_accelerator(monkeypatch)
+    assert [outcome(lambda v=v: canonical_json(v)) for v in values] == fast
+    assert [outcome(lambda v=v: _canonical_checked(v)) for v in values
+            if outcome(lambda v=v: check_json_value(v)) == ("ok", None)] == checked
+
+
+def test_the_package_works_without_the_accelerator() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "MEMSPEC_NO_ACCELERATOR": "1"}
+    script = (
+        "from memspec import _canonical\n"
+        "assert _canonical._FAST_BYTES is None\n"
+        "from memspec._data import load_vectors\n"
+        "doc = load_vectors('canonical-json.json')\n"
+        "tests = [t for g in doc['groups'] for t in g['tests']]\n"
+        "print(len(tests))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "tests/test_vectors.py", "-k", "canonical"],
+                          capture_output=True, text=True, timeout=600, check=False,
+                          cwd=str(Path(__file__).resolve().parent.parent), env=env)
+    assert done.returncode == 0, done.stdout[-2000:]
+
+
+@pytest.mark.parametrize("odd", [
+    1.0, 2.5e10, float("nan"), __import__("uuid").UUID(int=7),
+    __import__("datetime").date(2026, 1, 2), __import__("enum").Enum("E", "A").A,
+    True.__class__(1), 2**53, -(2**53), b"x", {1, 2}, object(),
+])
+def test_what_orjson_would_encode_but_canonical_json_refuses(odd: Any) -> None:
+    _accelerator()
+    for value in ({"k": odd}, [odd], {"a": [{"b": (odd,)}]}):
+        fast = outcome(lambda v=value: canonical_json(v))
+        with pytest.MonkeyPatch.context() as patch:
+            _without_accelerator(patch)
+            assert outcome(lambda v=value: canonical_json(v)) == fast
