@@ -33,7 +33,6 @@ from typing import Any
 
 from memspec import (
     DEFAULT_LIMITS,
-    FORMAT_VERSION,
     FileError,
     LimitError,
     MemspecError,
@@ -43,9 +42,7 @@ from memspec import (
     UnsupportedError,
     canonical_json,
     parse_json,
-    sign_file,
     timestamp_from_datetime,
-    verify_file,
 )
 from memspec._rollback import Witness, sign_with_sequence, verify_fresh
 from memspec._safe_paths import (
@@ -55,6 +52,13 @@ from memspec._safe_paths import (
     remove_dead_temps,
     remove_link_at,
     write_atomic_at,
+)
+from memspec.reference._files import (
+    LoadReport,
+    check_file,
+    export_file,
+    load_file,
+    load_records,
 )
 from memspec.reference._repair import (
     Journal,
@@ -110,82 +114,6 @@ def _claim_key(record: MemoryRecord) -> bytes:
 def utc_now() -> str:
     """The real UTC clock as a canonical timestamp (the porcelain's default clock)."""
     return timestamp_from_datetime(datetime.now(UTC))
-
-
-# -- memory files ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class LoadReport:
-    """Which record ids a load wrote and which it skipped because the store had them."""
-
-    loaded: tuple[str, ...]
-    skipped: tuple[str, ...]
-
-    def model_dump(self) -> dict[str, list[str]]:
-        return {"loaded": list(self.loaded), "skipped": list(self.skipped)}
-
-
-def export_file(store: RecordStore, *, now: str, identity: SigningKey | None = None
-                ) -> dict[str, Any]:
-    """The store as one MemoryFile: latest versions by ascending id, created at ``now``.
-
-    Same store and ``now`` give the same bytes (FILE-8); signed by ``identity``
-    (which becomes ``agent``) when given, otherwise ``agent`` is null and the
-    signature empty.
-    """
-    memory_file: dict[str, Any] = {
-        "format": FORMAT_VERSION,
-        "agent": None,
-        "created_at": now,
-        "records": [record.model_dump() for record in store],
-        "signature": "",
-    }
-    return sign_file(memory_file, identity) if identity is not None else memory_file
-
-
-def check_file(memory_file: object, *, verify: bool = True,
-               expected_agent: object = None) -> tuple[MemoryRecord, ...]:
-    """The records of a MemoryFile, after every check a load makes (nothing is written).
-
-    With ``verify`` its signature is required (FILE-5); every record naming a
-    signer is verified either way (FILE-6, SIG-8); with ``expected_agent`` the
-    file must be signed by that agent (FILE-11).
-    """
-    if not isinstance(memory_file, dict):
-        raise FileError(f"a memory file is a JSON object, not {type(memory_file).__name__}",
-                        requirement="FILE-1")
-    verify_file(memory_file, require_signature=verify, expected_agent=expected_agent)
-    return tuple(MemoryRecord.model_validate(r) for r in memory_file["records"])
-
-
-def load_file(store: RecordStore, memory_file: object, *, verify: bool = True,
-              indexes: Sequence[SearchIndex] = (), expected_agent: object = None) -> LoadReport:
-    """Load a MemoryFile into ``store``; ids already present are skipped, never overwritten.
-
-    The whole file is checked (:func:`check_file`) before anything is written.
-    A tombstone for an id not held is skipped as well unless the caller named the
-    agent whose file it is (FILE-12). Loaded records are indexed in ``indexes``.
-    """
-    records = check_file(memory_file, verify=verify, expected_agent=expected_agent)
-    return _load_records(store, records, indexes, vouched=expected_agent is not None)
-
-
-def _load_records(store: RecordStore, records: Sequence[MemoryRecord],
-                  indexes: Sequence[SearchIndex], *, vouched: bool) -> LoadReport:
-    """Store the checked ``records``; ``vouched`` when check_file confirmed the expected
-    agent signed the file, the only case in which a tombstone may claim a free id."""
-    loaded: list[str] = []
-    skipped: list[str] = []
-    for record in records:
-        if record.id in store or (record.is_tombstone and not vouched):
-            skipped.append(record.id)
-            continue
-        store.put(record)
-        for index in indexes:
-            index.index(record)
-        loaded.append(record.id)
-    return LoadReport(loaded=tuple(loaded), skipped=tuple(skipped))
 
 
 # -- results --------------------------------------------------------------------------
@@ -682,7 +610,7 @@ class Memory:
         """Load a parsed MemoryFile into this memory (checked whole first, FILE-12 applies);
         ids already held are skipped."""
         records = check_file(memory_file, verify=verify, expected_agent=expected_agent)
-        return _load_records(self._store, records, self._sidecars,
+        return load_records(self._store, records, self._sidecars,
                              vouched=expected_agent is not None)
 
     @classmethod
@@ -712,7 +640,7 @@ class Memory:
             accepted = verify_fresh(memory_file, Witness.load(witness))
         records = check_file(memory_file, verify=verify, expected_agent=expected_agent)
         memory = cls(path, **kwargs)
-        _load_records(memory.store, records, memory._sidecars,
+        load_records(memory.store, records, memory._sidecars,
                       vouched=expected_agent is not None)
         if accepted is not None:
             accepted.save(witness)  # type: ignore[arg-type]
