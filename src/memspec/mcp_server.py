@@ -185,6 +185,7 @@ class MemoryTools:
         try:
             with closing_fd(open_dir(self._export_dir)) as root, \
                     closing_fd(walk(root, parts[:-1])) as directory:
+                self._check_not_the_memory("export", directory, name)
                 existing = lstat_at(directory, name)
                 if existing is not None:
                     if not overwrite:
@@ -211,6 +212,7 @@ class MemoryTools:
         try:
             with closing_fd(open_dir(self._export_dir)) as root, \
                     closing_fd(walk(root, parts[:-1])) as directory:
+                self._check_not_the_memory("load", directory, parts[-1])
                 data = read_regular_at(directory, parts[-1],
                                        limit=DEFAULT_LIMITS.max_text_bytes, label=path)
         except FileNotFoundError:
@@ -234,10 +236,32 @@ class MemoryTools:
             raise ToolInputError(f"{tool} takes a .json file, not {path!r}")
         if any(part.startswith(".") for part in parts):
             raise ToolInputError(f"{tool}: {path!r} names a hidden file or folder")
-        if self._export_dir == self._memory.path and parts[0] in _RESERVED:
-            raise ToolInputError(f"{tool}: {parts[0]!r} belongs to the memory itself; choose "
-                                 "another name")
         return parts
+
+    def _check_not_the_memory(self, tool: str, directory: int, name: str) -> None:
+        """Refuse ``name`` in ``directory`` when it is one of the memory's own files.
+
+        Compared by device and inode, so no spelling of ``--export-dir`` (the memory
+        folder, a parent of it, a link to it) reaches ``records/`` or ``pending/``.
+        """
+        if self._memory.path is None:
+            return
+        here = os.fstat(directory)
+        parent = os.stat("..", dir_fd=directory)
+
+        def same(info: os.stat_result, path: Path) -> bool:
+            try:
+                other = os.stat(path)
+            except OSError:
+                return False
+            return (info.st_dev, info.st_ino) == (other.st_dev, other.st_ino)
+
+        root = self._memory.path
+        inside_own = any(same(here, root / sub) or same(parent, root / sub)
+                         for sub in ("records", "pending"))
+        if inside_own or (same(here, root) and name in _RESERVED):
+            raise ToolInputError(f"{tool}: {name!r} belongs to the memory itself; choose "
+                                 "another name")
 
     def status(self) -> dict[str, Any]:
         """Counts by state and type, open contradictions, flagged rules, path and agent,

@@ -208,3 +208,22 @@ def test_load_reads_only_regular_files_inside_the_directory(tools: MemoryTools,
     loaded = tools.load("incoming.json")
     assert len(loaded["loaded"]) == 1 and loaded["skipped"] == []
     assert tools.status()["records"] == 2
+
+
+def test_no_spelling_of_the_export_dir_reaches_the_memory_own_files(tmp_path: Path) -> None:
+    memory = Memory(tmp_path / "memory", auto_consolidate=False)
+    memory.remember("Yara rings the bells at noon.")
+    (hexdir,) = [p.name for p in (tmp_path / "memory" / "records").iterdir()]
+    (tmp_path / "alias").symlink_to(tmp_path / "memory", target_is_directory=True)
+    before = _everything(tmp_path / "memory")
+    for export_dir, path in ((tmp_path, f"memory/records/{hexdir}/000002.json"),
+                             (tmp_path, "memory/records/x.json"),
+                             (tmp_path, "memory/witness.json"),
+                             (tmp_path / "alias", "records/x.json"),
+                             (tmp_path / "alias", "salience.json"),
+                             (Path(str(tmp_path / "memory") + "/"), "witness.json")):
+        tools = MemoryTools(memory, export_dir=export_dir)
+        with pytest.raises(ToolInputError, match="belongs to the memory"):
+            tools.export(path)
+    assert _everything(tmp_path / "memory") == before
+    assert MemoryTools(memory, export_dir=tmp_path).export("memory/fine.json")["records"] == 1
