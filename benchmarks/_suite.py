@@ -142,6 +142,92 @@ def bench_suite(sizes: Sizes, cache: dict[str, Any]) -> Result:
         "that.")
 
 
-BENCHMARKS: tuple[tuple[str, Callable[[Sizes, dict[str, Any]], Result]], ...] = (
+def _memspec_command() -> list[str]:
+    """The ``memspec`` command beside this Python, else ``python -m memspec``."""
+    script = Path(sys.executable).with_name("memspec")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "memspec"]
+
+
+def run_certify(jobs: int) -> SuiteRun:
+    """One ``memspec certify --engine reference`` (``--jobs`` when above 1), measured like a
+    kit run (through the launcher, in an empty directory)."""
+    with tempfile.TemporaryDirectory(prefix="memspec-bench-certify-") as tmp:
+        log = Path(tmp, "certify.log")
+        command = [*_memspec_command(), "certify", "--engine", "reference", "--out-dir",
+                   str(Path(tmp, "out")), *(["--jobs", str(jobs)] if jobs > 1 else [])]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        done = subprocess.run([sys.executable, "-c", _LAUNCHER, str(log), *command], cwd=tmp,
+                              env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, check=True)
+        usage = json.loads(done.stdout.strip().splitlines()[-1])
+        text = log.read_text(encoding="utf-8", errors="replace").strip()
+    verdict = next((line for line in text.splitlines() if "verdict" in line.lower()), "")
+    return SuiteRun(usage["wall"], usage["cpu"], usage["max_rss_kib"] / 1024, usage["code"],
+                    verdict[:200])
+
+
+def bench_certify(sizes: Sizes, cache: dict[str, Any]) -> list[Result]:
+    """``memspec certify --engine reference``: its wall time against the 30 s budget, and
+    ``--jobs 2`` against one process (paired, alternating)."""
+    reason = None
+    if sizes.mode == "smoke":
+        reason = "skipped: smoke mode (one certify run takes ~20-30 s)"
+    else:
+        try:
+            import xdist  # noqa: F401
+        except ImportError:
+            reason = "skipped: pytest-xdist not installed (certify --jobs needs it)"
+    if reason is not None:
+        return [Result(name=name, compares="(not run)", goal=Goal(">=", 0, "n/a"),
+                       status="skipped", reason=reason)
+                for name in ("certify-in-process-time", "certify-jobs-2-speedup")]
+    repeats = max(1, sizes.suite_repeats - 1)
+    runs: dict[int, list[SuiteRun]] = {1: [], 2: []}
+    for repeat in range(repeats):
+        for jobs in ((1, 2) if repeat % 2 == 0 else (2, 1)):
+            runs[jobs].append(run_certify(jobs))
+    one, two = runs[1], runs[2]
+    wall_one = statistics.median(r.wall for r in one)
+    wall_two = statistics.median(r.wall for r in two)
+    budget = 30.0
+    samples = {"jobs_1_wall_s": [r.wall for r in one], "jobs_2_wall_s": [r.wall for r in two],
+               "jobs_1_cpu_s": [r.cpu for r in one], "jobs_2_cpu_s": [r.cpu for r in two]}
+    notes = (f"{repeats} run(s) each, alternating; verdict line: "
+             f"{one[-1].summary or one[-1].exit_code} / {two[-1].summary or two[-1].exit_code}; "
+             f"{os.cpu_count()} CPUs")
+    total = Result(
+        name="certify-in-process-time",
+        compares="wall time of the default `memspec certify --engine reference` (the whole "
+                 "kit in process, report, summary and badge) vs the 30 s budget",
+        goal=Goal("<=", 1.0, "certify wall time / 30 s"),
+        subject=Figure("memspec certify --engine reference", wall_one, "s"),
+        baseline=Figure("budget", budget, "s"), ratio=wall_one / budget,
+        size={"runs": repeats}, repeats=repeats, samples=samples,
+        extra=[Figure("peak RSS, certify", statistics.median(r.max_rss_mib for r in one),
+                      "MiB")],
+        notes=notes,
+    )
+    parallel = Result(
+        name="certify-jobs-2-speedup",
+        compares="wall time of `memspec certify --engine reference` in one process vs with "
+                 "`--jobs 2` (pytest-xdist, each worker its own engine)",
+        goal=Goal(">=", 1.1, "one-process wall time / --jobs 2 wall time (measurably faster)"),
+        subject=Figure("memspec certify --jobs 2", wall_two, "s"),
+        baseline=Figure("memspec certify, one process", wall_one, "s"),
+        ratio=statistics.median(a.wall / b.wall for a, b in zip(one, two, strict=True)),
+        size={"runs": repeats}, repeats=repeats, samples=samples, notes=notes,
+    )
+    return [total.judge(
+                "the kit's own cost is spread over its ~900 tests (collection, the per-test "
+                "engine reset, hypothesis examples); on this shared machine the wall time "
+                "moves with the load (environment.load_average_1m_at_end)"),
+            parallel.judge(
+                "two workers pay two collections and two engine start-ups; with other work "
+                "on the machine the second core is not free")]
+
+
+BENCHMARKS: tuple[tuple[str, Callable[[Sizes, dict[str, Any]], Result | list[Result]]],
+                  ...] = (
     ("conformance-suite-process-overhead", bench_suite),
+    ("certify", bench_certify),
 )

@@ -41,6 +41,8 @@ EXPECTED = (
     "near-dup-distinct-merged",
     "near-dup-duplicates-missed",
     "conformance-suite-process-overhead",
+    "certify-in-process-time",
+    "certify-jobs-2-speedup",
 )
 
 
