@@ -7,3 +7,20 @@ kit then finds is the engine's behaviour, and ``spec/peers/`` classifies every d
 - :mod:`memspec.peers.fg_agent_memory`: fg-agent-memory 0.2.0 with fg-agent-id 0.2.0, the
   original engine of the format (``pip install "memspec[peers]"``).
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+from memspec._data import load_json
+
+__all__ = ["CLASSIFICATIONS", "classification"]
+
+#: The classification data files of spec/peers/, by engine: name -> file name.
+CLASSIFICATIONS = {"fg-agent-memory": "fg-agent-memory-0.2.0.json"}
+
+
+def classification(engine: str = "fg-agent-memory") -> dict[str, Any]:
+    """The committed classification of ``engine`` (schemas/peer-classification.json)."""
+    data: dict[str, Any] = load_json("spec", f"peers/{CLASSIFICATIONS[engine]}")
+    return data
