@@ -75,16 +75,18 @@ def as_process(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def _differences(report: dict[str, Any]) -> list[str]:
-    expected = {rid: entry["outcome"] for rid, entry in classification()["requirements"].items()}
+    mode = report["mode"]
+    expected = {rid: entry["outcome"] for rid, entry in classification()["requirements"].items()
+                if mode in entry.get("modes", [mode])}
     actual = {entry["id"]: entry["outcome"] for entry in report["requirements"]}
     problems = []
     for rid, outcome in sorted(actual.items()):
         if outcome not in JUDGED and rid not in expected:
-            problems.append(f"{rid} is {outcome} for fg-agent-memory but not classified")
+            problems.append(f"{rid} is {outcome} for fg-agent-memory ({mode}) but not classified")
     for rid, outcome in sorted(expected.items()):
         if actual.get(rid) != outcome:
             problems.append(f"{rid} is classified {outcome} but the kit reports "
-                            f"{actual.get(rid, 'no outcome')}")
+                            f"{actual.get(rid, 'no outcome')} ({mode})")
     return problems
 
 

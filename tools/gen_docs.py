@@ -36,6 +36,7 @@ from _docgen import (
     assets,
     benchmarks,
     cli,
+    implementations,
     kitpower,
     lifecycle,
     report,
@@ -149,6 +150,7 @@ def generate(
     out.update(benchmarks.build(benchmarks.load(root)))
     out.update(cli.build())
     out.update(api.build(linker))
+    out.update(implementations.build(root, linker))
     for name in RAW_SPEC_FILES:
         if (root / "spec" / name).is_file():
             out[f"{RAW_SPEC}/{name}"] = (root / "spec" / name).read_bytes()

@@ -17,7 +17,7 @@ from typing import NoReturn
 from memspec import __version__
 from memspec._display import terminal
 from memspec._errors import MemspecError
-from memspec.cli import _audit, _files, _keys, _kit, _new, _selftest
+from memspec.cli import _audit, _compare, _files, _keys, _kit, _new, _selftest
 from memspec.cli._io import UsageError
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     _keys.register(sub, common)
     _kit.register(sub, common)
     _audit.register(sub, common)
+    _compare.register(sub, common)
     _selftest.register(sub, common)
     return parser
 
