@@ -76,6 +76,9 @@ def _explained(entry: dict[str, Any], report: dict[str, Any],
 
 
 def _first_message(entry: dict[str, Any]) -> str:
+    if entry.get("needs"):
+        return "judged in part: its other tests need the unclaimed profiles " + ", ".join(
+            str(n) for n in entry["needs"])
     for test in entry.get("tests", []):
         if test.get("outcome") not in ("passed", "inconclusive") and test.get("message"):
             return str(test["message"])

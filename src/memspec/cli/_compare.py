@@ -118,7 +118,10 @@ def comparison(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> Comparison:
 
 def _grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
+
     return [line(header).rstrip(), "  ".join("-" * w for w in widths),
             *(line(row).rstrip() for row in rows)]
 

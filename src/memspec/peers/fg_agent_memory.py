@@ -179,6 +179,7 @@ class FgAgentMemoryEngine(EngineBase):
                 slots=data.get("slots", {}),
                 provenance=fgm.Provenance.model_validate(data.get("provenance", {})),
                 created_at=created, updated_at=created,
+                evidence=tuple(data.get("evidence", ()) or ()),
             )
             # fg computes the full birth digest when it writes a tombstone (MemoryRecord.tombstone).
             digest = fgm.MemoryRecord.tombstone(born, reason="birth digest").birth_digest
