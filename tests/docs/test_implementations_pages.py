@@ -120,7 +120,7 @@ def test_what_an_engine_says_is_escaped() -> None:
     text = implementations.render_implementations([(other, hostile)], None, _linker())
     assert "<script>" not in text and "<img" not in text and "<b>" not in text
     assert "<i>" not in text and "**bold**" not in text
-    assert "&lt;script&gt;" in text or "\\<script\\>" in text
+    assert "&lt;script" in text
 
 
 def test_the_pages_say_so_when_nothing_is_kept(tmp_path: Path) -> None:
