@@ -15,6 +15,7 @@ use. :func:`smoke` is the quick "is my adapter wired right" check.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 from memspec._display import terminal
 from memspec._errors import EngineError, MemspecError
 from memspec._protocol_client import MAX_RESPONSE_DEPTH, nests_deeper_than
+from memspec._protocol_messages import result_problems
 from memspec.conformance._outcomes import ALWAYS_PROFILES
 from memspec.engine import Engine, operations, profiles
 from memspec.protocol import (
@@ -30,7 +32,6 @@ from memspec.protocol import (
     EngineFault,
     ProcessEngine,
     check_handshake,
-    check_result,
     encode_message,
 )
 
@@ -77,6 +78,9 @@ def in_full(value: Any, limit: int = TRANSCRIPT_ARGS_CHARS) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f" [... cut at {limit} of {len(text)} characters]"
+
+
+_ARRAY_INDEX = re.compile(r"/[0-9]+(?=/|$)")
 
 
 @dataclass(frozen=True)
@@ -278,9 +282,9 @@ class Connection:
         try:
             if self.mode == "process":
                 result = self.engine.call(op, dict(args))
-                check_result(op, result)
             else:
                 result = self._call_in_process(op, args)
+            result = self._judge_result(op, args, result)
         except EngineFault as exc:
             if exc.requirement and exc.where:
                 self.record_finding(Finding(exc.requirement, exc.where,
@@ -326,8 +330,35 @@ class Connection:
                 and nests_deeper_than(result, MAX_RESPONSE_DEPTH)):
             raise EngineFault(f"engine's result for {op!r} nests arrays and objects deeper "
                               f"than {MAX_RESPONSE_DEPTH} levels, the most the kit reads")
-        check_result(op, result)
         return dict(result)
+
+    def _judge_result(self, op: str, args: Mapping[str, Any],
+                      result: dict[str, Any]) -> dict[str, Any]:
+        """``result``, after recording a finding for each field that breaks its schema.
+
+        A field off its schema fails the requirement the schema attributes it to
+        (``x-memspec-requirement``), once, and the test goes on to judge the rest of
+        the behaviour on its own. A result that lacks one of its own members (what every
+        test of the operation reads), or breaks a rule the schemas attribute to no
+        requirement, is a fault: the test is errored.
+        """
+        __tracebackhide__ = True
+        problems = result_problems(op, result)
+        unusable = [p for p in problems if p.requirement is None
+                    or (p.pointer == "/" and p.keyword == "required")]
+        if unusable:
+            first = unusable[0]
+            raise EngineFault(f"engine's result for {op!r} is malformed: {first.message}",
+                              pointer=first.pointer)
+        call = f"{op}({summarize(dict(args), 2000)})"
+        for problem in problems:
+            assert problem.requirement is not None
+            where = f"{op} result {_ARRAY_INDEX.sub('/*', problem.pointer)}"
+            self.record_finding(Finding(
+                problem.requirement, where,
+                f"engine's result for {op!r} breaks its schema at {problem.pointer}: "
+                f"{problem.message}", call))
+        return result
 
     def close(self) -> None:
         """Release the engine."""

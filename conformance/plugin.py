@@ -83,8 +83,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run property-based tests with many more examples",
     )
     group.addoption(
-        "--memspec-sign-report", dest="memspec_sign_report", metavar="SEEDHEX", default=None,
-        help="sign the report with this Ed25519 seed (64 hex digits), context conformance-report",
+        "--memspec-report-channel", dest="memspec_report_channel", metavar="KEYFD,REPORTFD",
+        default=None,
+        help="hand the report to memspec certify over these inherited pipes (set by certify, "
+        "which signs the report itself; see docs/tamper.md)",
     )
 
 
@@ -196,7 +198,8 @@ class KitRun:
         self.command: str | None = config.getoption("memspec_engine_cmd")
         self.timeout: float = config.getoption("memspec_timeout")
         self.report_path: str | None = config.getoption("memspec_report")
-        self.sign_seed: str | None = config.getoption("memspec_sign_report")
+        #: The report channel to memspec certify: (one-time key, report pipe), or None.
+        self.channel: tuple[bytes, int] | None = None
         self.items: dict[str, KitItem] = {}
         self.results: dict[str, Logged] = {}
         self.deselected: set[str] = set()
@@ -210,14 +213,9 @@ class KitRun:
         self.usage_failed = False
         self._conn: Connection | None = None
         self.started_at = timestamp_from_datetime(_utcnow())
-        if self.sign_seed is not None:
-            from memspec._errors import MemspecError
-            from memspec._signing import SigningKey
-
-            try:
-                SigningKey.from_hex(self.sign_seed)
-            except MemspecError as exc:
-                raise pytest.UsageError(f"--memspec-sign-report: {exc}") from None
+        channel = config.getoption("memspec_report_channel")
+        if channel is not None and not hasattr(config, "workerinput"):
+            self.channel = _open_channel(channel)
         self._hypothesis_ready = False
 
     # -- engine
@@ -355,6 +353,7 @@ class KitRun:
         transcript = session.transcript if isinstance(session, EngineSession) else []
         mark_report(report, call.excinfo.value if call.excinfo is not None else None,
                     info.levels, [terminal(str(entry)) for entry in transcript])
+        _neutralize(report)
         if report.failed and isinstance(session, EngineSession):
             stderr = session.stderr_lines()
             if stderr:
@@ -431,6 +430,13 @@ class KitRun:
                     self._conn.close()
                 except Exception as exc:  # a failing close must not hide the verdict
                     self.report_problem = f"engine close() failed: {exc}"
+            if self.channel is not None:
+                # Only now, with the engine gone, does the report leave the kit.
+                from memspec.conformance._channel import send_report
+
+                key, fd = self.channel
+                self.channel = None
+                send_report(fd, key, self.report if self.report_problem is None else None)
 
     def _hand_over(self) -> None:
         # An xdist worker makes no report: the controller folds every worker's share.
@@ -457,7 +463,6 @@ class KitRun:
             build_report,
             check_report,
             fold_items,
-            sign_report,
             suite_digest,
         )
 
@@ -476,10 +481,6 @@ class KitRun:
             findings=state.findings if state else (),
         )
         report["kit_checks"] = kit_checks
-        if self.sign_seed:
-            from memspec._signing import SigningKey
-
-            report = sign_report(report, SigningKey.from_hex(self.sign_seed))
         self.report = report
         try:
             check_report(report)
@@ -511,11 +512,43 @@ class KitRun:
         if self.report is not None:
             verbose = config.getoption("verbose", 0) > 0
             for line, markup in render_summary(self.report, verbose=verbose):
-                tr.write_line(line, **markup)
+                tr.write_line(terminal(line, one_line=True), **markup)
             if self.report_path and self.report_problem is None:
                 tr.write_line(f"report written to {self.report_path}")
         if self.report_problem:
-            tr.write_line(self.report_problem, red=True)
+            tr.write_line(terminal(self.report_problem), red=True)
+
+
+def _neutralize(report: pytest.TestReport) -> None:
+    """Make what pytest prints of a kit test's report (its failure, its skip reason) unable
+    to act on a terminal: the engine's words are in it, escapes and all."""
+    longrepr = report.longrepr
+    if report.failed and longrepr is not None and not isinstance(longrepr, str):
+        text = str(longrepr)
+        if text != terminal(text):
+            report.longrepr = terminal(text)
+    elif isinstance(longrepr, tuple) and len(longrepr) == 3:
+        path, line, reason = longrepr
+        report.longrepr = (path, line, terminal(str(reason), one_line=True))
+    elif isinstance(longrepr, str):
+        report.longrepr = terminal(longrepr)
+    report.sections = [(title, terminal(text)) for title, text in report.sections]
+
+
+def _open_channel(option: str) -> tuple[bytes, int]:
+    """Read the one-time key of ``--memspec-report-channel=KEYFD,REPORTFD`` (before any engine
+    is loaded) and keep the report pipe open for the end of the run."""
+    import os
+
+    from memspec.conformance._channel import ChannelError, read_key
+
+    try:
+        key_fd, report_fd = (int(part) for part in option.split(","))
+        os.fstat(report_fd)
+        return read_key(key_fd), report_fd
+    except (ValueError, OSError, ChannelError) as exc:
+        raise pytest.UsageError(f"--memspec-report-channel={option}: not the pipes of a "
+                                f"memspec certify run ({exc})") from None
 
 
 def _utcnow() -> Any:

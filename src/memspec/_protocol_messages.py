@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -17,8 +18,10 @@ __all__ = [
     "INTERNAL",
     "PROTOCOL",
     "PROTOCOL_SCHEMA_ID",
+    "REQUIREMENT_KEYWORD",
     "WIRE_ERROR_CODES",
     "EngineFault",
+    "ResultProblem",
     "check_handshake",
     "check_result",
     "decode_message",
@@ -26,6 +29,7 @@ __all__ = [
     "error_response",
     "hello_args",
     "ok_response",
+    "result_problems",
     "shorten",
 ]
 
@@ -131,6 +135,44 @@ _MAX_MEMO = 50_000
 _valid_records: set[str] = set()
 
 
+#: Attributes the kit's ``$ref`` sets on a validation error: the requirement found for
+#: it, and how much of its schema path was already searched.
+_REQ_ATTR = "_memspec_requirement"
+_SEARCHED_ATTR = "_memspec_searched"
+
+
+def _innermost_requirement(schema: Any, path: Sequence[object]) -> str | None:
+    """The last ``x-memspec-requirement`` met walking ``path`` down from ``schema``."""
+    node, found = schema, None
+    for step in (*path, None):
+        if isinstance(node, dict) and isinstance(node.get(REQUIREMENT_KEYWORD), str):
+            found = node[REQUIREMENT_KEYWORD]
+        if step is None:
+            break
+        if isinstance(node, dict):
+            node = node.get(str(step))
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+        else:
+            break
+    return found
+
+
+def _attribute(errors: Any, target: Any) -> Any:
+    """Pass ``errors`` (those of one ``$ref``, whose resolved schema is ``target``) on, each
+    with the requirement of the innermost annotated subschema it broke."""
+    for error in errors:
+        path = list(error.relative_schema_path)
+        searched = getattr(error, _SEARCHED_ATTR, 0)
+        if getattr(error, _REQ_ATTR, None) is None and target is not None:
+            setattr(error, _REQ_ATTR,
+                    _innermost_requirement(target, path[: len(path) - searched]))
+        # Validation leaves $ref out of schema paths: what a nested $ref searched is the
+        # tail of the path; the rest belongs to this $ref's schema.
+        setattr(error, _SEARCHED_ATTR, len(path))
+        yield error
+
+
 @cache
 def _validator_class() -> Any:
     from jsonschema import Draft202012Validator
@@ -138,9 +180,16 @@ def _validator_class() -> Any:
 
     plain_ref = Draft202012Validator.VALIDATORS["$ref"]
 
+    def target_of(validator: Any, ref: str) -> Any:
+        try:
+            return validator._resolver.lookup(ref).contents
+        except Exception:  # an unresolvable $ref is reported by plain_ref itself
+            return None
+
     def memo_ref(validator: Any, ref: str, instance: Any, schema: Any) -> Any:
         if ref.rsplit("/", 1)[-1] != _RECORD_SCHEMA_FILE or not isinstance(instance, dict):
-            yield from plain_ref(validator, ref, instance, schema)
+            yield from _attribute(plain_ref(validator, ref, instance, schema),
+                                  target_of(validator, ref))
             return
         try:
             key = json.dumps(instance, sort_keys=True)
@@ -153,7 +202,7 @@ def _validator_class() -> Any:
             if len(_valid_records) >= _MAX_MEMO:
                 _valid_records.clear()
             _valid_records.add(key)
-        yield from errors
+        yield from _attribute(errors, target_of(validator, ref))
 
     return extend(Draft202012Validator, {"$ref": memo_ref})  # type: ignore[no-untyped-call]
 
@@ -190,6 +239,47 @@ def _check(definition: str, value: Any, what: str) -> None:
 def check_result(operation: str, result: Any) -> None:
     """Raise EngineFault unless ``result`` matches ``<operation>.result`` in protocol.json."""
     _check(f"{operation}.result", result, f"engine's result for {operation!r}")
+
+
+#: The annotation keyword (unknown to JSON Schema, so ignored by validation) that names
+#: the requirement a subschema expresses: a result that breaks the subschema breaks it.
+REQUIREMENT_KEYWORD = "x-memspec-requirement"
+
+
+@dataclass(frozen=True)
+class ResultProblem:
+    """One place where a result breaks its schema, and the requirement that defines it."""
+
+    #: The requirement of the nearest annotated subschema on the way to the broken keyword
+    #: (``x-memspec-requirement``), or None where the schemas name none.
+    requirement: str | None
+    #: The JSON pointer of the offending value in the result.
+    pointer: str
+    message: str
+    #: The schema keyword that failed (``required``, ``type``, ``pattern``...).
+    keyword: str = ""
+
+
+def result_problems(operation: str, result: Any) -> tuple[ResultProblem, ...]:
+    """Every place ``result`` breaks ``<operation>.result`` in protocol.json (one per value),
+    each with the requirement the schemas attribute it to."""
+    validator = _validator(f"{operation}.result")
+    if validator is None:
+        return ()
+    from jsonschema.exceptions import best_match
+
+    problems: dict[str, ResultProblem] = {}
+    for error in validator.iter_errors(result):
+        detail = best_match([error]) or error
+        pointer = _pointer(list(detail.absolute_path)) or "/"
+        if pointer not in problems:
+            own = detail.schema.get(REQUIREMENT_KEYWORD) if isinstance(detail.schema,
+                                                                       dict) else None
+            requirement = (own if isinstance(own, str) else None) or getattr(
+                detail, _REQ_ATTR, None) or getattr(error, _REQ_ATTR, None)
+            problems[pointer] = ResultProblem(requirement, pointer, shorten(detail.message, 300),
+                                              str(detail.validator))
+    return tuple(problems.values())
 
 
 def check_handshake(info: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from memspec.conformance._report import (
 pytest_plugins = ["pytester"]
 
 ENGINES = str(Path(__file__).with_name("engines.py"))
+ROOT = Path(__file__).resolve().parents[2]
 FORMAT_ONLY = "--memspec-engine=tests.kit.engines:format_only"
 
 
@@ -44,7 +46,7 @@ def test_plugin_is_inert_without_options(pytester: pytest.Pytester) -> None:
 def test_help_lists_the_options(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help")
     for option in ("--memspec-engine", "--memspec-engine-cmd", "--memspec-report",
-                   "--memspec-timeout", "--memspec-thorough", "--memspec-sign-report"):
+                   "--memspec-timeout", "--memspec-thorough", "--memspec-report-channel"):
         result.stdout.fnmatch_lines([f"*{option}*"])
 
 
@@ -230,23 +232,51 @@ def test_x(engine):
     result.stderr.fnmatch_lines(["*NOPE-1*"])
 
 
-def test_signed_report_verifies(kit_dir: pytest.Pytester) -> None:
-    kit_dir.makepyfile(test_kit='''
-import pytest
+def test_the_report_channel_hands_over_the_kits_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memspec.cli import _kit
 
-@pytest.mark.requirement("REC-4")
-def test_passes(engine):
-    pass
-''')
-    out = kit_dir.path / "report.json"
-    seed = bytes(range(32)).hex()
-    kit_dir.runpytest(FORMAT_ONLY, f"--memspec-report={out}", f"--memspec-sign-report={seed}")
-    report = _report(out)
-    assert report["signature"]["signed_by"] == fixed_keys().a.address
-    assert verify_report(report) is True
-    report["verdict"] = "certified" if report["verdict"] != "certified" else "failed"
-    with pytest.raises(Exception, match="does not verify"):
-        verify_report(report)
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("PYTHONPATH", ".")
+    code, report, output = _kit.run_kit(
+        [FORMAT_ONLY], ["--pyargs", "memspec.conformance.suites.test_protocol"],
+        show_output=False)
+    assert report is not None, output[-2000:]
+    check_report(report)
+    assert report["engine"]["name"] == "kit-format-only" and code == 1
+    assert "signature" not in report  # the kit never signs: certify does, itself
+
+
+def test_the_report_channel_takes_only_what_the_key_vouches_for() -> None:
+    from memspec.conformance._channel import ChannelError, ReportChannel, read_key, send_report
+
+    channel = ReportChannel()
+    key_fd, report_fd = channel.child_fds
+    key = read_key(key_fd)  # what the kit child does first
+    forged = {"verdict": "certified"}
+    os.write(report_fd, b"memspec-report " + b"0" * 64 + b" " + json.dumps(forged).encode()
+             + b"\n")  # what an engine writing into the pipe could do
+    send_report(report_fd, key, {"verdict": "failed"})
+    assert channel.receive() == {"verdict": "failed"}
+    channel._reader.join()
+
+    channel = ReportChannel()
+    key_fd, report_fd = channel.child_fds
+    os.close(key_fd)
+    send_report(report_fd, b"k" * 32, forged)  # a frame under any other key
+    with pytest.raises(ChannelError, match="not a report of this run"):
+        channel.receive()
+
+    channel = ReportChannel()
+    os.close(channel.child_fds[0])
+    os.close(channel.child_fds[1])
+    assert channel.receive() is None  # the kit sent nothing (it stopped early)
+
+
+def test_the_report_channel_option_is_checked(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--pyargs", "memspec.conformance.suites.test_protocol",
+                                FORMAT_ONLY, "--memspec-report-channel=nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--memspec-report-channel=nope*not the pipes*"])
 
 
 def test_sign_report_round_trip() -> None:

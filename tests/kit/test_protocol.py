@@ -5,12 +5,15 @@ from __future__ import annotations
 import io
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memspec import EngineBase, EngineError, MemspecError, RecordError
+from memspec._protocol_messages import REQUIREMENT_KEYWORD
+from memspec.conformance._outcomes import catalogue
 from memspec.conformance._session import Connection, EngineSession, smoke
 from memspec.protocol import (
     EngineFault,
@@ -279,10 +282,83 @@ def test_transcript_shows_arguments_in_full() -> None:
     assert "[... cut at 20000 of 30012 characters]" in str(session.transcript[-1])
 
 
-def test_in_process_malformed_result_is_a_fault() -> None:
-    session = EngineSession(Connection(BadResultEngine(), label="bad"))
-    with pytest.raises(EngineFault, match="malformed"):
-        session.call("canonicalize", text="{}")
+def test_a_result_field_off_its_schema_is_a_finding_on_its_requirement() -> None:
+    conn = Connection(BadResultEngine(), label="bad")
+    session = EngineSession(conn)
+    # The result goes back to the test, which judges the behaviour on its own ...
+    assert session.call("canonicalize", text="{}") == {"hex": "not hex at all"}
+    session.call("canonicalize", text="[]")
+    # ... and the field fails the requirement that defines it, once.
+    findings = list(conn.findings.values())
+    assert [(f.requirement, f.where) for f in findings] == [("PROTO-9", "canonicalize result /hex")]
+    assert "'not hex at all' does not match" in findings[0].message
+
+
+class OddTombstone(Dummy):
+    """Answers redact with a tombstone whose state_reason is null (as fg-agent-memory does)."""
+
+    claimed_profiles = ("format", "store", "redaction")
+
+    def op_redact(self, args: dict[str, Any]) -> dict[str, Any]:
+        from memspec.conformance._builders import record
+
+        rec = record(created_at="2026-01-01T00:00:00.000Z")
+        return {"record": {**rec, "state": "archived", "state_reason": None}}
+
+    def op_history(self, args: dict[str, Any]) -> dict[str, Any]:
+        from memspec.conformance._builders import record
+
+        rec = record(created_at="2026-01-01T00:00:00.000Z")
+        return {"records": [rec, {**rec, "confidence": 0.5}, {**rec, "confidence": 1}]}
+
+    def op_get(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+
+def test_one_odd_field_fails_its_requirement_and_the_test_goes_on() -> None:
+    conn = Connection(OddTombstone(), label="odd")
+    result = conn.call("redact", {"id": "mem:" + "0" * 32, "reason": "r", "now": "x"})
+    assert result["record"]["state_reason"] is None
+    conn.call("history", {"id": "mem:" + "0" * 32})
+    assert {(f.requirement, f.where) for f in conn.findings.values()} == {
+        ("LC-3", "redact result /record/state_reason"),
+        ("CONF-1", "history result /records/*/confidence")}
+    # a result that lacks its own member is unusable: a fault (errored), not a verdict
+    with pytest.raises(EngineFault, match="'record' is a required property"):
+        conn.call("get", {"id": "mem:" + "0" * 32})
+    assert len(conn.findings) == 2
+
+
+def _annotations(value: Any, where: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == REQUIREMENT_KEYWORD:
+                yield where, item
+            else:
+                yield from _annotations(item, f"{where}/{key}")
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            yield from _annotations(item, f"{where}/{n}")
+
+
+def test_every_requirement_annotation_names_a_real_requirement() -> None:
+    import memspec.schemas
+
+    schemas = Path(next(iter(memspec.schemas.__path__)))
+    known = set(catalogue())
+    found = []
+    for path in sorted(schemas.rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for where, value in _annotations(data):
+            found.append(where)
+            assert isinstance(value, str) and value in known, f"{path.name}{where}: {value!r}"
+    assert len(found) > 50
+    # every operation's result names a fallback requirement, but for the session's own and
+    # index, whose results are bare objects (their one shape is checked before any schema)
+    protocol = json.loads((schemas / "protocol.json").read_text(encoding="utf-8"))
+    unannotated = sorted(name for name, schema in protocol["$defs"].items()
+                         if name.endswith(".result") and REQUIREMENT_KEYWORD not in schema)
+    assert unannotated == ["bye.result", "index.result", "reset.result"]
 
 
 def test_connection_abandons_an_engine_that_stops_answering() -> None:

@@ -60,30 +60,42 @@ def jobs_args(jobs: int | None) -> list[str]:
     return ["-n", str(jobs)]
 
 
-def run_kit(kit_args: list[str], targets: list[str], *, show_output: bool,
-            report: Path) -> tuple[int, dict[str, Any] | None, str]:
+def run_kit(kit_args: list[str], targets: list[str], *,
+            show_output: bool) -> tuple[int, dict[str, Any] | None, str]:
     """Run pytest on the kit in a clean subprocess; return (exit code, report, output).
 
     The child runs in the caller's working directory, so an engine command or a
     ``PYTHONPATH`` relative to where the user stands means what it says; the kit's
     own ini file and rootdir live in a scratch directory, and no ``conftest.py`` of
     the caller's (``--noconftest``) nor the caller's directory on ``sys.path``
-    (``-P``) can change how the kit judges.
+    (``-P``) can change how the kit judges. The report comes back over the kit's
+    report channel (:mod:`memspec.conformance._channel`), never from a file an
+    engine could rewrite; None when the kit made none.
     """
-    with tempfile.TemporaryDirectory(prefix="memspec-kit-") as scratch:
-        ini = Path(scratch) / "pytest.ini"
-        ini.write_text("[pytest]\n", encoding="utf-8")
-        command = [sys.executable, "-P", "-m", "pytest", *targets, "-c", str(ini),
-                   "--rootdir", scratch, "--noconftest", "-p", "no:cacheprovider", "-q",
-                   f"--memspec-report={report}", *kit_args]
-        if sys.stdout.isatty() and show_output:
-            command.append("--color=yes")
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        proc = subprocess.run(command, cwd=os.getcwd(), env=env, text=True,
-                              stdout=None if show_output else subprocess.PIPE,
-                              stderr=subprocess.STDOUT if not show_output else None)
-    data = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else None
-    return proc.returncode, data, proc.stdout or ""
+    from memspec.conformance._channel import ReportChannel
+
+    channel = ReportChannel()
+    try:
+        with tempfile.TemporaryDirectory(prefix="memspec-kit-") as scratch:
+            ini = Path(scratch) / "pytest.ini"
+            ini.write_text("[pytest]\n", encoding="utf-8")
+            command = [sys.executable, "-P", "-m", "pytest", *targets, "-c", str(ini),
+                       "--rootdir", scratch, "--noconftest", "-p", "no:cacheprovider", "-q",
+                       channel.option, *kit_args]
+            if sys.stdout.isatty() and show_output:
+                command.append("--color=yes")
+            env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+            proc = subprocess.Popen(command, cwd=os.getcwd(), env=env, text=True,
+                                    stdin=subprocess.DEVNULL,
+                                    stdout=None if show_output else subprocess.PIPE,
+                                    stderr=subprocess.STDOUT if not show_output else None,
+                                    pass_fds=channel.child_fds)
+            channel.started()
+            output, _ = proc.communicate()
+        report = channel.receive()
+    finally:
+        channel.close()
+    return proc.returncode, report, output or ""
 
 
 #: pytest's exit status for a usage error: the kit stopped before any test ran (a bad
@@ -103,36 +115,45 @@ def _no_report(code: int, output: str) -> NoReturn:
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
+    from memspec.conformance import check_report, sign_report
+
     out_dir = Path(args.out_dir).resolve()
     report_path = Path(args.report).resolve() if args.report else out_dir / "report.json"
     kit_args = _kit_args(args) + jobs_args(args.jobs)
     if args.thorough:
         kit_args.append("--memspec-thorough")
-    if args.sign_key:
-        kit_args.append(f"--memspec-sign-report={load_key(args.sign_key).seed.hex()}")
-    made = [d for d in (report_path.parent, *report_path.parent.parents) if not d.exists()]
-    report_path.parent.mkdir(parents=True, exist_ok=True)
+    # The signing key never leaves this process: not on the kit's command line, not in
+    # its environment. Read it first, so that a bad key file is refused before the run.
+    key = load_key(args.sign_key) if args.sign_key else None
     code, report, output = run_kit(kit_args, ["--pyargs", "memspec.conformance"],
-                                   show_output=not args.json, report=report_path)
+                                   show_output=not args.json)
     if report is None:
-        for directory in made:  # leave no empty report directory behind a run that never ran
-            if directory.is_dir() and not any(directory.iterdir()):
-                directory.rmdir()
+        # Nothing was written: the report's directory is made only for a report.
         _no_report(code, output)
+    assert report is not None
+    check_report(report)
+    if key is not None:
+        report = sign_report(report, key)
+    # Every file, and the verdict printed, come from this in-memory report: the one the
+    # kit made and vouched for over its channel, signed here after the engine is gone.
+    report_path.parent.mkdir(parents=True, exist_ok=True)
     summary = out_dir / "report.md" if not args.report else report_path.with_suffix(".md")
     badge = out_dir / "badge.svg" if not args.report else report_path.with_name(
         report_path.stem + "-badge.svg")
+    write_output(str(report_path), (json.dumps(report, indent=2, ensure_ascii=False)
+                                    + "\n").encode("utf-8"))
     write_output(str(summary), report_markdown(report).encode("utf-8"))
     write_output(str(badge), badge_svg(report).encode("utf-8"))
     endpoint = badge.with_suffix(".json")  # a shields.io endpoint badge document
     write_output(str(endpoint), badge_endpoint(report).encode("utf-8"))
-    emit(args.json, {"verdict": report["verdict"], "report": str(report_path),
+    verdict = str(report["verdict"])
+    emit(args.json, {"verdict": verdict, "report": str(report_path),
                      "summary": str(summary), "badge": str(badge),
-                     "badge_endpoint": str(endpoint),
+                     "badge_endpoint": str(endpoint), "signed": "signature" in report,
                      "profiles": {n: e["verdict"] for n, e in report["profiles"].items()}},
-         f"\nverdict: {report['verdict']}\nreport: {report_path}\nsummary: {summary}\n"
-         f"badge: {badge} (shields.io endpoint: {endpoint})")
-    return 0 if report["verdict"] == "certified" and code == 0 else 1
+         terminal(f"\nverdict: {verdict}\nreport: {report_path}\nsummary: {summary}\n"
+                  f"badge: {badge} (shields.io endpoint: {endpoint})"))
+    return 0 if verdict == "certified" and code == 0 else 1
 
 
 def cmd_smoke(args: argparse.Namespace) -> int:
@@ -157,7 +178,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     report = parse_json(read_text(args.path))
     if not isinstance(report, dict):
         raise MemspecError(f"{args.path}: a conformance report is a JSON object")
-    check_report(report)
+    try:
+        check_report(report)
+    except MemspecError as exc:
+        raise MemspecError(f"{args.path}: {exc}") from None
     if args.verify:
         if "signature" not in report:
             raise MemspecError(f"{args.path}: the report is not signed")
@@ -213,9 +237,11 @@ def cmd_vectors(args: argparse.Namespace) -> int:
 
     module = Path(suites.__file__).with_name("test_vectors.py")
     nodes = [f"{module}::test_vector[{case['id']}]" for _, _, case in chosen]
-    with tempfile.TemporaryDirectory(prefix="memspec-vectors-") as scratch:
-        code, report, output = run_kit(_kit_args(args), nodes, show_output=not args.json,
-                                       report=Path(scratch) / "report.json")
+    code, report, output = run_kit(_kit_args(args), nodes, show_output=not args.json)
+    if report is not None:
+        from memspec.conformance import check_report
+
+        check_report(report)
     outcomes: dict[str, str] = {}
     for entry in (report or {}).get("requirements", []):
         for test in entry["tests"]:
