@@ -8,11 +8,12 @@ So certify (the parent) makes a random one-time key and two pipes before anythin
 the child reads the key from the first pipe at configure time, before any engine is
 loaded, and at the very end, after the engine is closed, writes its report to the second
 pipe with an HMAC-SHA256 under that key. The parent accepts only a report whose MAC
-verifies; it signs it (with the user's key, which never leaves the parent) and writes
-every file from that in-memory report. Process engines are started with ``close_fds``, so
-they inherit neither pipe; the key is never on a command line, in the environment or on
-disk. An in-process engine is code in the kit's own process and is trusted; an engine that
-can ptrace the kit is out of scope (docs/tamper.md).
+verifies (anything else in the pipe is ignored, with a warning); it signs it (with the
+user's key, which never leaves the parent) and writes every file from that in-memory
+report. Process engines are started with ``close_fds``, so they inherit neither pipe; the
+key is never on a command line, in the environment or on disk. An in-process engine is
+code in the kit's own process and is trusted; an engine that can ptrace the kit is out of
+scope (docs/tamper.md).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ MAX_CHANNEL_BYTES = 256 * 1024 * 1024
 
 
 class ChannelError(MemspecError):
-    """The report channel carried nothing the kit can vouch for."""
+    """The child's end of the report channel is not usable (no key came over its pipe)."""
 
 
 def _mac(key: bytes, body: bytes) -> str:
@@ -95,6 +96,8 @@ class ReportChannel:
         self.child_fds = (key_read, report_write)
         self._data = bytearray()
         self._overflow = False
+        #: Whether the pipe carried anything but the kit's own report (set by receive).
+        self.tampered = False
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
 
@@ -128,24 +131,23 @@ class ReportChannel:
         self._reader.join(timeout=5)
 
     def receive(self) -> dict[str, Any] | None:
-        """The report the child sent, None if it sent none; ChannelError if what came is not
-        a report the key vouches for."""
+        """The report the child sent under the key, None if it sent none.
+
+        Anything else in the pipe (written by someone who is not the kit) is ignored and
+        sets :attr:`tampered`.
+        """
         self._reader.join()
         data = bytes(self._data)
-        if not data and not self._overflow:
-            return None
-        for line in reversed(data.split(b"\n")):
-            if not line.startswith(_PREFIX):
-                continue
-            mac, _, body = line[len(_PREFIX):].partition(b" ")
-            if hmac.compare_digest(mac, _mac(self._key, body).encode("ascii")):
-                try:
-                    report = json.loads(body)
-                except ValueError:
-                    break
-                if isinstance(report, dict):
-                    return report
-                break
-        raise ChannelError(
-            "the kit's report channel carried data that is not a report of this run "
-            "(something other than the kit wrote into it); no report was made")
+        report: dict[str, Any] | None = None
+        others = self._overflow
+        for line in data.split(b"\n"):
+            mac, _, body = line.removeprefix(_PREFIX).partition(b" ")
+            if (line.startswith(_PREFIX) and report is None
+                    and hmac.compare_digest(mac, _mac(self._key, body).encode("ascii"))):
+                value = json.loads(body)
+                if isinstance(value, dict):
+                    report = value
+                    continue
+            others = others or bool(line)
+        self.tampered = others
+        return report

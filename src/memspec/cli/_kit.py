@@ -93,6 +93,9 @@ def run_kit(kit_args: list[str], targets: list[str], *,
             channel.started()
             output, _ = proc.communicate()
         report = channel.receive()
+        if channel.tampered:
+            print("memspec: warning: something other than the kit wrote into the kit's report "
+                  "channel (the engine under test?); it was ignored", file=sys.stderr)
     finally:
         channel.close()
     return proc.returncode, report, output or ""
