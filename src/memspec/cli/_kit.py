@@ -170,7 +170,8 @@ def cmd_smoke(args: argparse.Namespace) -> int:
         engine.close()
     emit(args.json, {"ok": result.ok, "engine": result.engine,
                      "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail}
-                                for c in result.checks]},
+                                for c in result.checks],
+                     "stderr": list(result.stderr)},
          "\n".join(result.lines()) + f"\nadapter wiring: {'ok' if result.ok else 'BROKEN'}")
     return 0 if result.ok else 1
 
