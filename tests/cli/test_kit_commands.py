@@ -186,7 +186,8 @@ def test_an_engine_that_dies_at_start_up_stops_certify_at_once(tmp_path: Path) -
     line = f"memspec certify --engine-cmd \"{sys.executable} dying.py\" --json"
     run = _as_written(tmp_path, line)
     assert run.code == 2, run.out + run.err
-    assert "did not start" in run.err and "Cannot find module './lib'" in run.err
+    shown = run.out + run.err  # --json: the error is a JSON document on stdout
+    assert "did not start" in shown and "Cannot find module './lib'" in shown
     assert not (tmp_path / "memspec-report").exists()
     smoke_run = _as_written(tmp_path, f"memspec smoke --engine-cmd \"{sys.executable} dying.py\""
                             " --json")
