@@ -324,3 +324,36 @@ def test_status_counts_states_and_types(memory: Memory) -> None:
     assert status["types"] == {"fact": 3, "episode": 0, "procedure": 0, "rule": 0}
     assert status["open_contradictions"] == 1 and status["flagged_rules"] == 0
     assert set(status) >= {"path", "agent"}
+
+
+def test_export_never_overwrites_unasked_and_the_witness_waits_for_the_file(
+        tmp_path: Path) -> None:
+    from memspec._safe_paths import PathError
+
+    memory = _filled(SigningKey(SEED), tmp_path / "memory")
+    target = tmp_path / "memory.json"
+    first = memory.export(target)
+    witness = (tmp_path / "memory" / "witness.json").read_bytes()
+    with pytest.raises(PathError, match="exists"):
+        memory.export(target)
+    assert target.read_bytes() == canonical_json(first)
+    assert (tmp_path / "memory" / "witness.json").read_bytes() == witness
+    second = memory.export(target, overwrite=True)
+    assert second["sequence"] == first["sequence"] + 1
+    assert target.read_bytes() == canonical_json(second)
+    assert [p.name for p in tmp_path.iterdir() if ".tmp" in p.name] == []
+    memory.close()
+
+
+def test_a_clean_open_repairs_nothing_and_merge_loads_a_parsed_file(tmp_path: Path) -> None:
+    source = _filled(SigningKey(SEED))
+    exported = source.export(tmp_path / "source.json")
+    with Memory(tmp_path / "memory", auto_consolidate=False) as memory:
+        assert not memory.repair_report.repaired
+        assert memory.repair_report.model_dump()["signed"] == []
+        report = memory.merge(exported)
+        assert len(report.loaded) == 2 and report.skipped == ()
+        assert memory.merge(exported).skipped == report.loaded
+    with Memory(tmp_path / "memory", auto_consolidate=False) as reopened:
+        assert not reopened.repair_report.repaired
+        assert reopened.recall("editor of choice").ids
