@@ -12,6 +12,7 @@ from memspec._canonical import canonical_json, parse_json
 from memspec._errors import EncodingError, FileError, MemspecError
 from memspec._file import sign_file, validate_file
 from memspec._record import is_tombstone, sign_record
+from memspec._safe_paths import PathError, read_regular
 from memspec._signing import SigningKey
 from memspec.cli import _args
 from memspec.cli._io import UsageError, emit, read_input, write_output
@@ -19,15 +20,20 @@ from memspec.cli._io import UsageError, emit, read_input, write_output
 __all__ = ["load_key", "register"]
 
 KEY_KIND = "memspec-ed25519-seed"
+#: A key file is a few hundred bytes; anything far larger is not one.
+_KEY_FILE_LIMIT = 64 * 1024
 
 
 def load_key(path: str) -> SigningKey:
     """Read a key file written by ``memspec keygen``."""
-    file = Path(path)
-    if not file.is_file():
-        raise UsageError(f"{path}: no such key file")
     try:
-        data = parse_json(file.read_bytes())
+        raw = read_regular(path, limit=_KEY_FILE_LIMIT)
+    except (FileNotFoundError, PathError):
+        raise UsageError(f"{path}: no such key file") from None
+    except MemspecError as exc:
+        raise EncodingError(f"{path}: {exc.message}") from exc
+    try:
+        data = parse_json(raw)
         if not isinstance(data, dict) or data.get("kind") != KEY_KIND:
             raise EncodingError(f"{path}: not a memspec key file (kind {KEY_KIND!r})")
         key = SigningKey.from_hex(data.get("seed_hex"))
