@@ -36,9 +36,9 @@ RAW_SPEC = "spec"
 
 SCHEMA_BASE = "https://memspec.dev/schemas/"
 #: The selftest result the site is built with unless --selftest names another, relative to
-#: the repository root; `memspec selftest --json docs/assets/selftest-result.json` writes it.
+#: the repository root, and the command that records it.
 SELFTEST_RESULT = "docs/assets/selftest-result.json"
-SELFTEST_COMMAND = f"memspec selftest --json {SELFTEST_RESULT}"
+SELFTEST_COMMAND = "python tools/gen_docs.py --record-selftest"
 NO_REPORT = "no report given"
 
 

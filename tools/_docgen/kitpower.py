@@ -117,7 +117,9 @@ def render_result(result: dict[str, Any], links: _Links) -> list[str]:
         f"{summary['missed']} missed, {summary['with_collateral']} with collateral failures; "
         f"the reference engine {reference}. "
         + ("Every fault run used the whole kit." if result["full"] else
-           "Each fault run used the tests of its profile and those naming its requirement."),
+           "Each fault run used a selection of the kit: the tests naming its requirement "
+           "(`memspec selftest` adds the tests of its profile; the committed result, "
+           f"recorded by `{SELFTEST_COMMAND}`, does not)."),
         "",
         f"Run from {code(result['started_at'])} to {code(result['finished_at'])}.", "",
         *_drift_note(result),
