@@ -10,7 +10,7 @@ from memspec._canonical import DEFAULT_LIMITS, Limits
 from memspec._errors import MemspecError
 from memspec._record import validate_record
 
-__all__ = ["Problem", "check_records"]
+__all__ = ["Problem", "check_records", "first_problems"]
 
 _LIVE = ("active", "transitional")
 
@@ -43,24 +43,59 @@ def check_records(records: Iterable[Any], limits: Limits = DEFAULT_LIMITS) -> li
     ``superseded_by``; every ``superseded_by`` names a record in the set; a rule's
     flag agrees with its evidence when all of that evidence is in the set.
     """
+    return first_problems(records, limits, limit=None)[0]
+
+
+def first_problems(records: Iterable[Any], limits: Limits = DEFAULT_LIMITS, *,
+                   limit: int | None) -> tuple[list[Problem], int]:
+    """The first ``limit`` problems of :func:`check_records` (all when None) in its order,
+    and how many there are in all; only O(limit) problems are held at any time."""
+    kept = _Kept(limit)
     valid: dict[str, tuple[int, dict[str, Any]]] = {}
-    problems: list[Problem] = []
     for index, record in enumerate(records):
         try:
             validate_record(record, limits)
         except MemspecError as exc:
             rid = record.get("id") if isinstance(record, dict) else None
-            problems.append(Problem(index, rid if isinstance(rid, str) else None,
-                                    exc.pointer or "", exc.requirement, exc.message))
+            kept.add(Problem(index, rid if isinstance(rid, str) else None,
+                             exc.pointer or "", exc.requirement, exc.message))
             continue
         if record["id"] in valid:
-            problems.append(Problem(index, record["id"], "/id", "FILE-4",
-                                    f"record id {record['id']} appears twice"))
+            kept.add(Problem(index, record["id"], "/id", "FILE-4",
+                             f"record id {record['id']} appears twice"))
             continue
         valid[record["id"]] = (index, record)
     for rid, (index, record) in valid.items():
-        problems.extend(_links(index, rid, record, valid))
-    return sorted(problems, key=lambda p: (p.index, p.pointer, p.message))
+        for problem in _links(index, rid, record, valid):
+            kept.add(problem)
+    return kept.result()
+
+
+def _order(problem: Problem) -> tuple[int, str, str]:
+    return (problem.index, problem.pointer, problem.message)
+
+
+class _Kept:
+    """The first ``limit`` problems seen so far in :func:`_order`, and how many were seen."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit, self.total = limit, 0
+        self.items: list[Problem] = []
+        self.worst: tuple[int, str, str] | None = None
+
+    def add(self, problem: Problem) -> None:
+        self.total += 1
+        if self.worst is not None and _order(problem) >= self.worst:
+            return
+        self.items.append(problem)
+        if self.limit is not None and len(self.items) >= 2 * self.limit + 64:
+            self.items.sort(key=_order)
+            del self.items[self.limit:]
+            self.worst = _order(self.items[-1]) if self.limit else (-1, "", "")
+
+    def result(self) -> tuple[list[Problem], int]:
+        self.items.sort(key=_order)
+        return (self.items if self.limit is None else self.items[:self.limit]), self.total
 
 
 def _links(

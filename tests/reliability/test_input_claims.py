@@ -27,7 +27,9 @@ from memspec import (
     sign_record,
     verify_file,
 )
+from memspec._graph import check_records, first_problems
 from memspec.cli import main as cli_main
+from memspec.cli._files import MAX_PROBLEMS
 from memspec.conformance import _builders as build
 from memspec.reference import Memory
 
@@ -125,3 +127,40 @@ def test_the_agents_own_restore_keeps_its_tombstones(tmp_path: Path) -> None:
         assert [r.model_dump() for r in memory.store] == [tomb]
     finally:
         memory.close()
+
+
+# --- validate: bounded problems and output --------------------------------------------------
+
+def test_validate_reports_a_bounded_number_of_problems(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    count = 200_000
+    target = tmp_path / "numbers.json"
+    target.write_text("[" + ",".join(["0"] * count) + "]", encoding="ascii")
+    assert cli_main(["validate", "--json", str(target)]) == 1
+    out = capsys.readouterr().out
+    report = json.loads(out)["inputs"][0]
+    assert report["problem_count"] == count
+    assert len(report["problems"]) == MAX_PROBLEMS
+    assert [p["index"] for p in report["problems"]] == list(range(MAX_PROBLEMS))
+    assert len(out) < 400 * MAX_PROBLEMS + 2000  # the count, not the problems, grows
+    assert cli_main(["validate", "--max-problems", "3", str(target)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4
+    assert lines[-1].endswith(f"{count - 3} more problems not shown ({count} in all; "
+                              "--max-problems N shows more)")
+
+
+def test_the_first_problems_are_those_of_the_full_check() -> None:
+    # Link problems (found after every record is read) interleave with per-record ones.
+    records: list[Any] = []
+    for n in range(400):  # enough problems that the bounded keeper trims several times
+        record = build.record(body=f"fact {n}", created_at="2026-02-01T00:00:00.000Z")
+        if n % 3 == 0:
+            record = {**record, "superseded_by": "mem:" + f"{n:032x}", "state": "superseded",
+                      "state_reason": "replaced"}
+        records.append(record if n % 5 else "not a record")
+    everything = check_records(records)
+    assert len(everything) > 150
+    for limit in (0, 1, 7, 15, len(everything), len(everything) + 5):
+        first, total = first_problems(records, limit=limit)
+        assert first == everything[:limit] and total == len(everything)

@@ -10,7 +10,7 @@ from memspec._bundle import diff_records, fingerprint, merge_records
 from memspec._canonical import canonical_json
 from memspec._errors import FileError, MemspecError, RecordError, SignatureError
 from memspec._file import FORMAT_VERSION, validate_file, verify_file
-from memspec._graph import Problem, check_records
+from memspec._graph import Problem, first_problems
 from memspec._record import birth_digest, record_id, verify_record
 from memspec.cli import _args
 from memspec.cli._io import Input, UsageError, emit, read_input, write_output
@@ -47,20 +47,32 @@ def _json_type(value: object) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _problems_for(loaded: Input) -> list[Problem]:
+#: Problems reported per input unless --max-problems says otherwise; the rest are counted.
+MAX_PROBLEMS = 100
+
+
+def _problem_limit(text: str) -> int:
+    """A --max-problems value: an integer from 0 up, else a usage error."""
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a count of problems: {text!r}")
+    return int(text)
+
+
+def _problems_for(loaded: Input, limit: int) -> tuple[list[Problem], int]:
+    """The first ``limit`` problems of an input and how many it has in all."""
     if loaded.kind == "value":
-        return [Problem(0, None, "", "REC-1", _NOT_RECORDS)]
-    problems: list[Problem] = []
+        return [Problem(0, None, "", "REC-1", _NOT_RECORDS)], 1
+    header: list[Problem] = []
     if loaded.kind == "file":
         if not isinstance(loaded.value["records"], list):
             return [Problem(-1, None, "/records", "FILE-1", "records must be an array, not a "
-                            f"JSON {_json_type(loaded.value['records'])}")]
+                            f"JSON {_json_type(loaded.value['records'])}")], 1
         try:
             validate_file({**loaded.value, "records": []})
         except MemspecError as exc:
-            problems.append(Problem(-1, None, exc.pointer or "", exc.requirement, exc.message))
-    problems.extend(check_records(loaded.records))
-    return problems
+            header.append(Problem(-1, None, exc.pointer or "", exc.requirement, exc.message))
+    problems, total = first_problems(loaded.records, limit=max(limit - len(header), 0))
+    return [*header, *problems][:limit], total + len(header)
 
 
 def _where(loaded: Input, problem: Problem) -> str:
@@ -81,24 +93,28 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for path in args.paths:
         try:
             loaded = read_input(path)
-            problems = _problems_for(loaded)
+            problems, total = _problems_for(loaded, args.max_problems)
         except MemspecError as exc:
             loaded = Input(path, "value", None, ())
             problems = [Problem(0, None, exc.pointer or "", exc.requirement, exc.message)]
-        failed = failed or bool(problems)
+            total = 1
+        failed = failed or total > 0
         reports.append({"path": path, "kind": loaded.kind, "records": len(loaded.records),
-                        "valid": not problems,
+                        "valid": total == 0, "problem_count": total,
                         "problems": [{**p.to_json(), "where": _where(loaded, p)}
                                      for p in problems]})
-        if problems:
-            lines.extend(
-                f"{_where(loaded, p)}: {p.message}"
-                + (f" (record {p.record_id})" if p.record_id else "")
-                + (f" [{p.requirement}]" if p.requirement else "")
-                for p in problems
-            )
-        else:
+        lines.extend(
+            f"{_where(loaded, p)}: {p.message}"
+            + (f" (record {p.record_id})" if p.record_id else "")
+            + (f" [{p.requirement}]" if p.requirement else "")
+            for p in problems
+        )
+        if total > len(problems):
+            lines.append(f"{path}: {total - len(problems)} more problems not shown ({total} in "
+                         f"all; --max-problems N shows more)")
+        elif not total:
             lines.append(f"{path}: ok ({loaded.kind}, {len(loaded.records)} records)")
+        del loaded, problems  # one input's records at a time
     emit(args.json, {"valid": not failed, "inputs": reports}, "\n".join(lines))
     return 1 if failed else 0
 
@@ -254,6 +270,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
             "  memspec validate memory.json\n  memspec validate records.jsonl --json\n"
             "  cat record.json | memspec validate -")
     p.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
+    p.add_argument("--max-problems", type=_problem_limit, default=MAX_PROBLEMS,
+                   metavar="N", help=f"report at most N problems per input, counting the rest "
+                                     f"(default {MAX_PROBLEMS})")
     p = add("verify", cmd_verify, "Verify the signatures of a memory file and every signed record "
             "in it (a file signature is required unless --allow-unsigned).",
             "  memspec verify memory.json\n  memspec verify memory.json --allow-unsigned\n"
