@@ -88,6 +88,9 @@ class Proposal:
         if unknown:
             raise ProposalError(f"proposal has unknown keys {unknown}", requirement="OP-1")
         raw = data.get("record")
+        if raw is not None and not isinstance(raw, Mapping):
+            raise ProposalError(f"proposal.record must be a record object or null, not "
+                                f"{type(raw).__name__}", requirement="OP-1")
         record = None if raw is None else MemoryRecord.model_validate(raw)
         return cls(kind=data["kind"], record=record, target_id=data.get("target_id"),
                    other_id=data.get("other_id"), reason=data.get("reason", ""))

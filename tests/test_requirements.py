@@ -186,7 +186,7 @@ CATALOGUE: dict[str, tuple[str, str]] = {
 #: Requirements the specification added to the catalogue (same families, next numbers).
 ADDED = {"SRCH-6", "CONS-13", "PROTO-7", "CJ-11", "PROTO-8", "PROTO-9", "FILE-11", "SIG-11",
          "FILE-12", "RCL-14", "RED-9", "CONS-14", "LC-6",
-         "CONS-15", *(f"ROLL-{n}" for n in range(1, 8))}
+         "CONS-15", "CONS-16", "DEC-8", *(f"ROLL-{n}" for n in range(1, 8))}
 
 KNOWN_UNTESTABLE = {"OP-4", "OP-5"}
 

@@ -30,6 +30,7 @@ from _vectorlib import (
     records,
     signing,
 )
+from _vectorlib.attribution import own_profile_only
 from _vectorlib.fixtures import ROOT, self_check
 
 #: Order in which files are generated (and listed by --check).
@@ -50,6 +51,7 @@ def build() -> dict[str, bytes]:
         name = f"{doc['name']}.json"
         assert name not in out, f"two builders made {name}"
         for grp in doc["groups"]:
+            own_profile_only(grp)
             for test in grp["tests"]:
                 assert test["id"] not in ids, test["id"]
                 ids.add(test["id"])

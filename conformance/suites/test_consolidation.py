@@ -399,7 +399,7 @@ def test_no_promotion_below_threshold(cons: Cons) -> None:
 # -- flag sweep --------------------------------------------------------------------------
 
 
-@pytest.mark.requirement("CONS-11", "RULE-2", "RULE-3", "RULE-6")
+@pytest.mark.requirement("CONS-11")
 def test_every_pass_sweeps_rule_flags(cons: Cons) -> None:
     dead = cons.put("The old VPN client needed a restart.")
     cons.engine.call("apply_proposal", proposal=build.proposal(
@@ -420,15 +420,16 @@ def test_every_pass_sweeps_rule_flags(cons: Cons) -> None:
         if not (now["flagged"] is True and isinstance(now["flag_reason"], str) and \
             now["flag_reason"].strip()):
             raise RequirementFailed(
-                "RULE-2",
-                f"rule {rule['id']} whose evidence is archived or missing was not flagged "
+                "CONS-11",
+                f"(RULE-2) rule {rule['id']} whose evidence is archived or missing was not flagged "
                 f"with a reason by the sweep (flagged={now['flagged']!r})")
         if now["state"] != "active":
-            raise RequirementFailed("RULE-6", f"flagging moved {rule['id']} to {now['state']}")
+            raise RequirementFailed("CONS-11", f"flagging (RULE-6) moved {rule['id']} to "
+                                               f"{now['state']}")
     cleared = cons.get(wrongly["id"])
     if not (cleared["flagged"] is False and cleared["flag_reason"] is None):
         raise RequirementFailed(
-            "RULE-3", "the sweep left a rule flagged although its evidence is live")
+            "CONS-11", "(RULE-3) the sweep left a rule flagged although its evidence is live")
     if cons.history(fine["id"]) != fine_history:
         raise RequirementFailed("CONS-11", "the sweep rewrote a rule whose flag was already right")
     sweeps = [x for x in report["actions"] if x["pass"] == "flag-sweep"]
@@ -465,7 +466,7 @@ def test_sub_passes_run_in_order(cons: Cons, engine: Any) -> None:
         assert needed in seen, f"CONS-1: the {needed} sub-pass did not run (actions: {seen})"
 
 
-@pytest.mark.requirement("CONS-2", "LC-1")
+@pytest.mark.requirement("CONS-2")
 def test_every_consolidation_write_is_a_legal_lifecycle_step(cons: Cons, engine: Any) -> None:
     for record in _seed_everything(cons):
         engine.call("put", record=record)

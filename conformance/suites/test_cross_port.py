@@ -48,7 +48,7 @@ def ports(engine: Any, clock: Any) -> Ports:
     return Ports(engine, clock)
 
 
-@pytest.mark.requirement("RCL-6", "SUP-2")
+@pytest.mark.requirement("RCL-6")
 def test_a_superseded_record_leaves_default_recall(ports: Ports) -> None:
     old = ports.put("the guest wifi password is tulip42")
     successor = ports.new("the guest wifi password is orchid77", supersedes=old["id"])
@@ -62,7 +62,7 @@ def test_a_superseded_record_leaves_default_recall(ports: Ports) -> None:
         raise RequirementFailed("RCL-6", "the successor is not recalled")
 
 
-@pytest.mark.requirement("RED-7", "RCL-8")
+@pytest.mark.requirement("RED-7")
 @pytest.mark.profile("recall")
 def test_a_redacted_body_is_gone_from_search_and_recall(ports: Ports, engine: Any) -> None:
     secret = ports.put("the vault combination is marmoset 3344", tags=["vault"])
@@ -84,7 +84,7 @@ def test_a_redacted_body_is_gone_from_search_and_recall(ports: Ports, engine: An
                 raise RequirementFailed("RED-7", "recall returned the redacted content")
 
 
-@pytest.mark.requirement("RCL-8", "LC-4")
+@pytest.mark.requirement("RCL-8")
 def test_an_archived_record_leaves_recall_but_stays_gettable(ports: Ports,
                                                              engine: Any) -> None:
     record = ports.put("the lab printer needs a badge")
@@ -95,7 +95,7 @@ def test_an_archived_record_leaves_recall_but_stays_gettable(ports: Ports,
         raise RequirementFailed("RCL-8", "an archived record is still recalled by default")
     stored = engine.call("get", id=record["id"])["record"]
     if stored["state"] != "archived":
-        raise RequirementFailed("LC-4", "the archived record is not gettable as archived")
+        raise RequirementFailed("RCL-8", "(LC-4) the archived record is not gettable as archived")
     archived = ports.recalled("lab printer badge", include_archived=True)
     if record["id"] not in archived:
         raise RequirementFailed("RCL-8", "include_archived does not bring it back")
@@ -114,7 +114,7 @@ def test_loaded_records_are_searchable(ports: Ports, engine: Any) -> None:
     )
 
 
-@pytest.mark.requirement("SRCH-6", "RCL-11")
+@pytest.mark.requirement("SRCH-6")
 @pytest.mark.profile("files")
 def test_loaded_records_are_recalled(ports: Ports, engine: Any) -> None:
     record = ports.new("the pottery kiln fires on wednesdays")
@@ -124,7 +124,7 @@ def test_loaded_records_are_recalled(ports: Ports, engine: Any) -> None:
     if record["id"] not in shown:
         raise RequirementFailed("SRCH-6", "a record loaded from a file is not recalled")
     if "query-match" not in shown[record["id"]]["reasons"]:
-        raise RequirementFailed("RCL-11", "the loaded record is not marked as a query match")
+        raise RequirementFailed("SRCH-6", "the loaded record is not marked as a query match")
 
 
 @pytest.mark.requirement("SRCH-6")
@@ -165,7 +165,7 @@ def test_ingested_records_are_searchable(ports: Ports, engine: Any) -> None:
     )
 
 
-@pytest.mark.requirement("SRCH-6", "CONS-7")
+@pytest.mark.requirement("SRCH-6")
 @pytest.mark.profile("recall")
 def test_recall_sees_what_consolidation_wrote(ports: Ports, engine: Any) -> None:
     a = ports.put("The staging database is Postgres.")

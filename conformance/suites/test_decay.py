@@ -58,7 +58,7 @@ def _protections(report: dict[str, Any]) -> dict[str, str]:
     return {p["id"]: p["protection"] for p in report["protected"]}
 
 
-@pytest.mark.requirement("DEC-1", "LC-4")
+@pytest.mark.requirement("DEC-1")
 def test_low_salience_is_archived_never_deleted(dec: Decay, engine: Any) -> None:
     old = dec.put("the fax machine is in room 12")
     gone = dec.put("the old intranet lived at intranet.local")

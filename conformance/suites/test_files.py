@@ -293,3 +293,20 @@ def test_a_tombstone_claims_no_free_id_but_from_the_expected_agent(files: Files,
     if result["loaded"] != [forged["id"]]:
         raise RequirementFailed("FILE-12", f"A's own file, loaded with A as expected agent, "
                                 f"lost its tombstone: {result}")
+
+
+@pytest.mark.requirement("FILE-11")
+def test_a_null_expected_agent_expects_no_one(files: Files, engine: Any, keys: Any) -> None:
+    plain = files.new("the recycling goes out on tuesdays")
+    signed_file = sign_file(build.memory_file(
+        [files.new("the compost goes out on fridays")], created_at=files.clock.now()), keys.b)
+    unsigned = build.memory_file([plain], created_at=files.clock.now(), agent=keys.a.address)
+    for what, memory_file, verify in (("an unsigned file", unsigned, False),
+                                      ("a file signed by any agent", signed_file, True)):
+        result, error = attempt(engine, "load", file=memory_file, verify=verify,
+                                expected_agent=None)
+        assert error is None and result is not None and result["loaded"], (
+            f"FILE-11: load of {what} with expected_agent null was refused "
+            f"({error.code + ': ' + error.message if error else result}); null means no "
+            "agent is expected, the same as leaving the argument out"
+        )

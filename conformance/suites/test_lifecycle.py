@@ -366,7 +366,7 @@ def test_invalid_proposals_are_not_repaired(kit: Kit, engine: Any, clock: Any) -
         raise RequirementFailed("OP-3", "an invalid proposal changed a record")
 
 
-@pytest.mark.requirement("OP-6", "REC-14")
+@pytest.mark.requirement("OP-6")
 def test_create_needs_a_new_record_born_active(kit: Kit, engine: Any, clock: Any) -> None:
     stored = kit.create()
     now = clock.advance(seconds=1)

@@ -18,7 +18,7 @@ import pytest
 from memspec import canonical_json
 from memspec._record import birth_digest
 from memspec.conformance import _builders as build
-from memspec.conformance._machines import fresh_id, snapshot
+from memspec.conformance._machines import attempt, fresh_id, snapshot
 
 STRICT = {"near_dup_threshold": "0.95", "promotion_threshold": 3}
 
@@ -260,3 +260,60 @@ def test_the_tombstone_is_exactly_the_table(seeds: Seeds, engine: Any, clock: An
             f"RED-9: the tombstone differs from section 17's table: "
             f"{ {k: shown.get(k) for k in expected if shown.get(k) != expected[k]} }"
         )
+
+
+# -- DEC-8, CONS-16: configurations out of range ------------------------------------------
+
+
+@pytest.mark.requirement("DEC-8")
+def test_decay_refuses_a_configuration_out_of_range(seeds: Seeds, engine: Any,
+                                                    clock: Any) -> None:
+    seeds.put("the meeting notes are in the shared drive", confidence="0.0100")
+    good = {"half_life_days": 30, "reinforcement_bonus": 0.25, "archive_threshold": 0.05}
+    bad: list[tuple[str, dict[str, Any]]] = [
+        ("half_life_days 0", {**good, "half_life_days": 0}),
+        ("a negative half_life_days", {**good, "half_life_days": -30}),
+        ("a negative reinforcement_bonus", {**good, "reinforcement_bonus": -0.25}),
+        ("a negative archive_threshold", {**good, "archive_threshold": -0.01}),
+        ("a boolean half_life_days", {**good, "half_life_days": True}),
+        ("a string archive_threshold", {**good, "archive_threshold": "0.05"}),
+        ("an unknown member", {**good, "x_half_life_hours": 3}),
+    ]
+    before = snapshot(engine)
+    for what, config in bad:
+        _, error = attempt(engine, "decay", now=clock.at(400), config=config)
+        assert error is not None and error.code == "limit", (
+            f"DEC-8: decay with {what} ({config}) answered "
+            f"{error.code if error else 'a report'}, expected class limit"
+        )
+    assert snapshot(engine) == before, "DEC-8: a refused decay configuration archived records"
+    for config in ({**good, "reinforcement_bonus": 0, "archive_threshold": 0},
+                   {**good, "archive_threshold": 1.5, "half_life_days": 0.5}):
+        _, error = attempt(engine, "decay", now=clock.at(1), config=config)
+        assert error is None, f"DEC-8: decay refused the valid configuration {config}: {error}"
+
+
+@pytest.mark.requirement("CONS-16")
+def test_consolidation_refuses_a_configuration_out_of_range(seeds: Seeds, engine: Any,
+                                                            clock: Any) -> None:
+    seeds.put("The backup job runs at two.")
+    seeds.put("The backup job runs at two.")
+    bad: list[tuple[str, dict[str, Any]]] = [
+        ("a threshold above 1", {"near_dup_threshold": "1.5", "promotion_threshold": 3}),
+        ("a negative threshold", {"near_dup_threshold": "-0.1", "promotion_threshold": 3}),
+        ("promotion_threshold 0", {"near_dup_threshold": "0.6", "promotion_threshold": 0}),
+        ("a boolean promotion_threshold", {"near_dup_threshold": "0.6",
+                                           "promotion_threshold": True}),
+        ("a fractional promotion_threshold", {"near_dup_threshold": "0.6",
+                                              "promotion_threshold": 2.5}),
+        ("an unknown member", {"near_dup_threshold": "0.6", "promotion_threshold": 3,
+                               "x_memspec_never_defined": 1}),
+    ]
+    before = snapshot(engine)
+    for what, config in bad:
+        _, error = attempt(engine, "consolidate", now=clock.advance(days=1), config=config)
+        assert error is not None and error.code == "limit", (
+            f"CONS-16: consolidate with {what} ({config}) answered "
+            f"{error.code if error else 'a report'}, expected class limit"
+        )
+    assert snapshot(engine) == before, "CONS-16: a refused configuration wrote records"

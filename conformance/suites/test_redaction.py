@@ -186,7 +186,7 @@ def test_the_store_port_cannot_redact(red: Redact, engine: Any, keys: Any) -> No
     )
 
 
-@pytest.mark.requirement("RED-6", "OP-1")
+@pytest.mark.requirement("RED-6")
 def test_no_proposal_reaches_redaction(red: Redact, engine: Any, keys: Any) -> None:
     born, versions = red.seed(keys)
     tomb_like = {**versions[0], "body": REDACTED_BODY, "redacted": True,
@@ -221,7 +221,7 @@ def test_redacted_content_leaves_the_search_index(red: Redact, engine: Any, keys
         )
 
 
-@pytest.mark.requirement("RED-8", "CONS-11")
+@pytest.mark.requirement("RED-8")
 def test_rule_with_redacted_evidence_is_flagged(red: Redact, engine: Any) -> None:
     evidence = red.new("the visitor badge number is 5521")
     rule = red.new("visitors always get a numbered badge", "rule", evidence=[evidence["id"]])

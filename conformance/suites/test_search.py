@@ -186,3 +186,19 @@ def test_query_syntax_is_only_text(corpus: Corpus, engine: Any) -> None:
     assert zebra["id"] in [rid for rid, _ in corpus.search("zebra", 10)], (
         "SRCH-3: after the injection attempts a plain search no longer finds the record"
     )
+
+
+@pytest.mark.requirement("SRCH-2")
+def test_no_text_with_tokens_embeds_to_the_zero_vector(engine: Any) -> None:
+    # Two-token texts are where a signed hashing embedder can cancel out; the first pairs
+    # are ones that cancel in the informative reference scheme, the sweep is for any other.
+    texts = ["w8 w40", "w9 w42", "w5 w53", "w70 w72", "w17 w91"]
+    texts += [f"w{i} w{j}" for i in range(0, 40, 3) for j in range(40, 130, 7)]
+    for text in texts:
+        vector = engine.call("embed", text=text)["vector"]
+        norm = math.sqrt(sum(x * x for x in vector))
+        assert abs(norm - 1.0) <= 1e-9, (
+            f"SRCH-2: the text {text!r} has tokens but its vector has L2 norm {norm}; only a "
+            "text with no tokens may embed to the zero vector (signs that cancel do not "
+            "make an empty text)"
+        )

@@ -76,6 +76,8 @@ def _cases(only: str | None = None) -> list[Any]:
                 marks = [pytest.mark.requirement(*reqs), pytest.mark.profile(group["profile"])]
                 if case.get("setup") or only == "PROTO-7":
                     marks.append(pytest.mark.profile("store"))
+                if case.get("requires_profiles"):
+                    marks.append(pytest.mark.profile(*case["requires_profiles"]))
                 params.append(pytest.param(name, group, case, id=case["id"], marks=marks))
     return params
 

@@ -25,9 +25,12 @@ class HashEmbedder(Embedder):
        sha256(token.encode("utf-8")).digest()``, ``bucket =
        int.from_bytes(digest[:4], "big") % dimensions``, ``sign = +1`` if
        ``digest[4] & 1 == 0`` else ``-1``, and add ``sign`` to ``vector[bucket]``;
-    3. divide every component by the Euclidean norm (``math.sqrt`` of the sum of
-       squares, summed in index order). A text with no tokens, or whose counts
-       cancel out, gives the all-zero vector, which stays all zero.
+    3. when the signed counts cancel out to all zeros although there are tokens
+       (two tokens in one bucket with opposite signs), count every token ``+1``
+       instead, so that only a text with no tokens has the zero vector (SRCH-2);
+    4. divide every component by the Euclidean norm (``math.sqrt`` of the sum of
+       squares, summed in index order). A text with no tokens gives the all-zero
+       vector, which stays all zero.
     """
 
     def __init__(self, dimensions: int = DEFAULT_DIMENSIONS) -> None:
@@ -43,10 +46,14 @@ class HashEmbedder(Embedder):
     def embed(self, text: str) -> tuple[float, ...]:
         """The L2-normalized hash vector of ``text`` (see the class docstring)."""
         counts = [0] * self._dimensions
+        unsigned = [0] * self._dimensions
         for token in tokenize(text):
             digest = hashlib.sha256(token.encode("utf-8")).digest()
             bucket = int.from_bytes(digest[:4], "big") % self._dimensions
             counts[bucket] += 1 if digest[4] & 1 == 0 else -1
+            unsigned[bucket] += 1
+        if not any(counts):
+            counts = unsigned  # cancelled signs: still a unit vector for a text with tokens
         norm = math.sqrt(sum(c * c for c in counts))
         if norm == 0.0:
             return tuple(0.0 for _ in counts)

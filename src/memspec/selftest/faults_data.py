@@ -9,9 +9,11 @@ case-folded ids, substring tag matches, a dropped filter, an overwrite keyed by
 
 from __future__ import annotations
 
+import hashlib
 import re
+import unicodedata
 
-from memspec._errors import EncodingError, MemspecError
+from memspec._errors import EncodingError, MemspecError, RecordError, SignatureError
 from memspec._file import sign_file
 from memspec._signing import SigningKey
 from memspec.selftest._shapes import put_record, records_in, rescue
@@ -123,6 +125,41 @@ def _no_400_rule(op: str, args: Json, inner: Inner) -> Json:
     return inner(op, args)
 
 
+def _record_array_is_a_record(op: str, args: Json, inner: Inner) -> Json:
+    """A proposal's ``record`` member is handed to record validation whatever its type."""
+    proposal = args.get("proposal")
+    if isinstance(proposal, dict) and isinstance(proposal.get("record"), list):
+        raise RecordError("a record is a JSON object, not an array")
+    return inner(op, args)
+
+
+def _null_expects_unsigned(op: str, args: Json, inner: Inner) -> Json:
+    """``expected_agent`` present is taken as an expectation even when it is null."""
+    if "expected_agent" in args and args["expected_agent"] is None:
+        memory_file = args.get("file") if isinstance(args.get("file"), dict) else {}
+        raise SignatureError(f"the file is signed by {memory_file.get('agent')!r}, "
+                             "not by the expected agent None")
+    return inner(op, args)
+
+
+def _signed_counts(text: str, dimensions: int) -> list[int]:
+    counts = [0] * dimensions
+    tokens = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text).lower())
+    for token in tokens:
+        digest = hashlib.sha256(token.encode("utf-8")).digest()
+        counts[int.from_bytes(digest[:4], "big") % dimensions] += 1 if digest[4] & 1 == 0 else -1
+    return counts
+
+
+def _cancelled_signs_to_zero(result: Json, args: Json) -> Json:
+    """The signed hash scheme without its fallback: cancelling tokens give the zero vector."""
+    text = args.get("text")
+    vector = result["vector"]
+    if isinstance(text, str) and not any(_signed_counts(text, len(vector))):
+        result["vector"] = [0.0] * len(vector)
+    return result
+
+
 FAULTS = (
     Fault("iterate-orders-by-birth", "STORE-5", "store",
           "iterate and list order records by (created_at, id) instead of by id",
@@ -149,6 +186,15 @@ FAULTS = (
     Fault("leap-year-without-400-rule", "ENC-5", "format",
           "canonical timestamps reject 29 February of every century year, 2000 included",
           only("canonical_timestamp", _no_400_rule)),
+    Fault("proposal-record-array-is-record-error", "OP-1", "lifecycle",
+          "a proposal whose record member is an array is rejected as an invalid record "
+          "instead of a malformed proposal", only("apply_proposal", _record_array_is_a_record)),
+    Fault("load-null-expected-agent-refuses", "FILE-11", "files",
+          "load takes expected_agent null as an expectation no file can meet",
+          only("load", _null_expects_unsigned)),
+    Fault("embedder-cancels-to-zero", "SRCH-2", "search",
+          "the hash embedder returns the zero vector when two tokens' signs cancel out",
+          after("embed", _cancelled_signs_to_zero)),
     Fault("export-orders-by-birth", "FILE-8", "files",
           "export lists records by (created_at, id) instead of by id",
           after("export", _export_by_birth)),

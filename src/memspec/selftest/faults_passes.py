@@ -243,6 +243,26 @@ class _MultiplicativeReinforcement(Stateful):
         return result
 
 
+def _zero_half_life_is_unset(args: Json) -> Json:
+    """A falsy ``half_life_days`` (0) is taken as "not given": the default applies."""
+    config = args.get("config")
+    if isinstance(config, dict) and config.get("half_life_days") == 0:
+        args["config"] = {k: v for k, v in config.items() if k != "half_life_days"}
+    return args
+
+
+_KNOWN_CONFIG = ("near_dup_threshold", "promotion_threshold", "contradiction_threshold",
+                 "max_block")
+
+
+def _ignore_unknown_config(args: Json) -> Json:
+    """Members the pass does not know are silently ignored instead of refused."""
+    config = args.get("config")
+    if isinstance(config, dict):
+        args["config"] = {k: v for k, v in config.items() if k in _KNOWN_CONFIG}
+    return args
+
+
 FAULTS = (
     Fault("lifecycle-archive-keeps-signature", "LC-6", "lifecycle",
           "the archive lifecycle function keeps the record's signature on the new version",
@@ -271,6 +291,12 @@ FAULTS = (
     Fault("reinforcement-multiplies", "DEC-6", "decay",
           "salience multiplies the decayed confidence by (1 + bonus x touches) instead of "
           "adding the bonus", _MultiplicativeReinforcement()),
+    Fault("decay-zero-half-life-is-default", "DEC-8", "decay",
+          "decay takes a half_life_days of 0 as unset and uses the default",
+          before("decay", _zero_half_life_is_unset)),
+    Fault("consolidate-ignores-unknown-config", "CONS-16", "consolidation",
+          "consolidation silently ignores configuration members it does not know",
+          before(_C, _ignore_unknown_config)),
     Fault("tombstone-keeps-extensions", "RED-9", "redaction",
           "the tombstone keeps the redacted record's extension fields",
           _TombstoneKeepsExtensions()),

@@ -285,7 +285,7 @@ FAULTS = (
     Fault("extension-shadows-defined-field", "REC-12", "format",
           "create_record silently drops extension fields named like defined fields",
           before("create_record", _unshadow)),
-    Fault("create-accepts-signed-record", "REC-14", "format",
+    Fault("create-accepts-signed-record", "OP-6", "lifecycle",
           "a create proposal carrying a signed record is written as it is",
           bypass("apply_proposal", _signed_create)),
     Fault("id-hashes-spaced-json", "ID-1", "format",
