@@ -1,1 +1,2 @@
-"""Reliability and security: hostile input, concurrent writers, crashes and tampering."""
+"""Reliability and security: hostile input, concurrent writers, crashes, tampering, full and
+read-only disks, planted links and the MCP server's paths."""
