@@ -164,3 +164,47 @@ def test_the_first_problems_are_those_of_the_full_check() -> None:
     for limit in (0, 1, 7, 15, len(everything), len(everything) + 5):
         first, total = first_problems(records, limit=limit)
         assert first == everything[:limit] and total == len(everything)
+
+
+# --- JSONL only when asked for --------------------------------------------------------------
+
+def _two_records() -> list[dict[str, Any]]:
+    return [build.record(body=f"line fact {n}", created_at=f"2026-02-0{n}T00:00:00.000Z")
+            for n in (1, 2)]
+
+
+@pytest.mark.parametrize("command", ["canonicalize", "id", "fingerprint", "validate"])
+def test_two_json_texts_are_not_silently_an_array(command: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "two.json"
+    target.write_text("".join(json.dumps(r) + "\n" for r in _two_records()), encoding="utf-8")
+    assert cli_main([command, str(target)]) == 1
+    out = capsys.readouterr()
+    assert "Extra data" in out.out + out.err
+    assert cli_main([command, "--jsonl", str(target)]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(("text", "requirement"), [
+    ('{\n  "a": 0.5\n}\n', "CJ-6"),
+    ('{\n  "a": "\\ud800"\n}\n', "CJ-8"),
+    ('{\n  "a": 1,\n  "a": 2\n}\n', "CJ-9"),
+    ('{\n  "a": 12345678901234567\n}\n', "CJ-7"),
+])
+def test_a_pretty_printed_file_gets_its_own_error(text: str, requirement: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "pretty.json"
+    target.write_text(text, encoding="utf-8")
+    for command in ("canonicalize", "id", "fingerprint"):
+        assert cli_main([command, str(target)]) == 1
+        out = capsys.readouterr()
+        assert f"[{requirement}]" in out.out + out.err, (command, out)
+        assert "Expecting property name" not in out.out + out.err
+
+
+def test_canonicalize_jsonl_writes_one_canonical_line_per_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "values.jsonl"
+    target.write_text('{"b": 1, "a": 2}\n\n[3, {"z": null, "y": true}]\n', encoding="utf-8")
+    assert cli_main(["canonicalize", str(target)]) == 0
+    assert capsys.readouterr().out == '{"a":2,"b":1}\n[3,{"y":true,"z":null}]\n'

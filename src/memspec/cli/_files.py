@@ -18,8 +18,8 @@ from memspec.cli._io import Input, UsageError, emit, read_input, write_output
 __all__ = ["register"]
 
 
-_NOT_RECORDS = ("input is neither a record, a list of records, a JSONL stream nor a memory "
-                "file")
+_NOT_RECORDS = ("input is neither a record, a list of records nor a memory file (JSONL is read "
+                "with --jsonl)")
 
 
 def record_set(loaded: Input) -> tuple[dict[str, Any], ...]:
@@ -46,6 +46,10 @@ def _json_type(value: object) -> str:
              type(None): "null"}
     return names.get(type(value), type(value).__name__)
 
+
+#: The subcommands that read JSONL when --jsonl asks them to (never by guessing).
+_READS_JSONL = frozenset({"validate", "verify", "id", "canonicalize", "fingerprint", "diff",
+                          "merge"})
 
 #: Problems reported per input unless --max-problems says otherwise; the rest are counted.
 MAX_PROBLEMS = 100
@@ -92,7 +96,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     lines: list[str] = []
     for path in args.paths:
         try:
-            loaded = read_input(path)
+            loaded = read_input(path, jsonl=args.jsonl)
             problems, total = _problems_for(loaded, args.max_problems)
         except MemspecError as exc:
             loaded = Input(path, "value", None, ())
@@ -120,8 +124,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _verify_path(path: str, allow_unsigned: bool, expected_agent: str | None = None,
-                 jobs: int | None = None) -> tuple[dict[str, Any], str, bool]:
-    loaded = read_input(path)
+                 jobs: int | None = None, *, jsonl: bool = False
+                 ) -> tuple[dict[str, Any], str, bool]:
+    loaded = read_input(path, jsonl=jsonl)
     result: dict[str, Any] = {"path": path, "kind": loaded.kind}
     try:
         record_set(loaded)
@@ -167,7 +172,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for path in args.paths:
         try:
             result, text, valid = _verify_path(path, args.allow_unsigned, args.expect_agent,
-                                               args.jobs)
+                                               args.jobs, jsonl=args.jsonl)
         except MemspecError as exc:
             result, text, valid = ({"path": path, "valid": False, "error": exc.to_wire()},
                                    f"{path}: {exc}", False)
@@ -189,7 +194,7 @@ def _verify_one(record: Any) -> bool:
 
 
 def cmd_id(args: argparse.Namespace) -> int:
-    loaded = read_input(args.path)
+    loaded = read_input(args.path, jsonl=args.jsonl)
     rows: list[dict[str, Any]] = []
     for record in record_set(loaded):
         rid = record_id(record)
@@ -203,7 +208,21 @@ def cmd_id(args: argparse.Namespace) -> int:
 
 
 def cmd_canonicalize(args: argparse.Namespace) -> int:
-    loaded = read_input(args.path)
+    loaded = read_input(args.path, jsonl=args.jsonl)
+    if loaded.kind == "jsonl":
+        # Canonical JSONL: each line's canonical bytes, one per line.
+        data = b"".join(canonical_json(value) + b"\n" for value in loaded.records)
+        if args.hex and not args.json:
+            print("\n".join(canonical_json(value).hex() for value in loaded.records))
+            return 0
+        if args.json:
+            if args.output:
+                write_output(args.output, data)
+            emit(True, {"hex": data.hex(), "length": len(data), "lines": len(loaded.records),
+                        "output": args.output}, "")
+        else:
+            write_output(args.output, data)
+        return 0
     data = canonical_json(loaded.value)
     if args.json:
         if args.output:
@@ -217,14 +236,15 @@ def cmd_canonicalize(args: argparse.Namespace) -> int:
 
 
 def cmd_fingerprint(args: argparse.Namespace) -> int:
-    records = record_set(read_input(args.path))
+    records = record_set(read_input(args.path, jsonl=args.jsonl))
     digest = fingerprint(records)
     emit(args.json, {"fingerprint": digest, "records": len(records)}, digest)
     return 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    diff = diff_records(record_set(read_input(args.a)), record_set(read_input(args.b)))
+    diff = diff_records(record_set(read_input(args.a, jsonl=args.jsonl)),
+                        record_set(read_input(args.b, jsonl=args.jsonl)))
     lines = [f"{len(diff.added)} added, {len(diff.removed)} removed, "
              f"{len(diff.changed)} changed, {diff.unchanged} unchanged"]
     lines += [f"+ {i}" for i in diff.added] + [f"- {i}" for i in diff.removed]
@@ -235,7 +255,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    merge = merge_records([record_set(read_input(p)) for p in args.paths], prefer=args.prefer)
+    merge = merge_records([record_set(read_input(p, jsonl=args.jsonl)) for p in args.paths],
+                          prefer=args.prefer)
     now: str | None = args.now
     lines = [f"{len(merge.records)} records, {len(merge.conflicts)} conflicts"]
     lines += [f"! {rid}: {len(versions)} differing versions" for rid, versions in merge.conflicts]
@@ -263,11 +284,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                                 epilog="examples:\n" + examples,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
         parser.set_defaults(func=func)
+        if name in _READS_JSONL:
+            parser.add_argument("--jsonl", action="store_true",
+                                help="read the input as JSONL: one JSON text per non-blank "
+                                     "line (a path ending in .jsonl always is; anything else "
+                                     "is one JSON text)")
         return parser
 
     p = add("validate", cmd_validate, "Check records or memory files against the format: schema "
             "and semantic rules, each problem with its place and requirement id.",
             "  memspec validate memory.json\n  memspec validate records.jsonl --json\n"
+            "  cat records.jsonl | memspec validate --jsonl -\n"
             "  cat record.json | memspec validate -")
     p.add_argument("paths", nargs="+", metavar="PATH", help="a file, or - for stdin")
     p.add_argument("--max-problems", type=_problem_limit, default=MAX_PROBLEMS,
@@ -292,7 +319,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     p.add_argument("path", metavar="PATH")
     p = add("canonicalize", cmd_canonicalize, "Print the canonical JSON bytes of a JSON value.",
             "  memspec canonicalize value.json\n  memspec canonicalize value.json --hex\n"
-            "  echo '{\"b\":1,\"a\":2}' | memspec canonicalize -")
+            "  echo '{\"b\":1,\"a\":2}' | memspec canonicalize -\n"
+            "  memspec canonicalize records.jsonl --jsonl   (one canonical line per line)")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--hex", action="store_true", help="print the bytes as hex")
     p.add_argument("-o", "--output", help="write the bytes to a file")

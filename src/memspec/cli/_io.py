@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memspec._canonical import DEFAULT_LIMITS, parse_json
-from memspec._errors import CanonicalJSONError, LimitError, MemspecError
+from memspec._errors import LimitError, MemspecError
 from memspec._safe_paths import PathError, write_atomic
 
 __all__ = ["Input", "UsageError", "emit", "read_input", "read_text", "write_output"]
@@ -46,23 +46,15 @@ def read_text(path: str) -> bytes:
     return data
 
 
-def read_input(path: str) -> Input:
-    """Parse a record, an array of records, a JSONL stream or a MemoryFile."""
+def read_input(path: str, *, jsonl: bool = False) -> Input:
+    """Parse a record, an array of records or a MemoryFile: one JSON text, whose own
+    error is the error. With ``jsonl``, or for a path named ``*.jsonl``, the input is
+    JSONL instead: one JSON text per non-blank line, a failure naming its line. The
+    content never decides (a pretty-printed file is never mistaken for JSONL)."""
     data = read_text(path)
-    try:
-        value = parse_json(data)
-    except CanonicalJSONError as whole:
-        lines = [line for line in data.splitlines() if line.strip()]
-        if len(lines) < 2:
-            raise whole
-        records = []
-        for number, line in enumerate(lines, 1):
-            try:
-                records.append(parse_json(line))
-            except MemspecError as exc:
-                raise type(exc)(f"line {number}: {exc.message}",
-                                requirement=exc.requirement) from exc
-        return Input(path, "jsonl", records, tuple(records))
+    if jsonl or path.endswith(".jsonl"):
+        return _read_jsonl(path, data)
+    value = parse_json(data)
     if isinstance(value, list):
         return Input(path, "records", value, tuple(value))
     if isinstance(value, dict) and "format" in value and "records" in value:
@@ -71,6 +63,19 @@ def read_input(path: str) -> Input:
     if isinstance(value, dict) and "id" in value:
         return Input(path, "record", value, (value,))
     return Input(path, "value", value, ())
+
+
+def _read_jsonl(path: str, data: bytes) -> Input:
+    records = []
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(parse_json(line))
+        except MemspecError as exc:
+            raise type(exc)(f"line {number}: {exc.message}",
+                            requirement=exc.requirement) from exc
+    return Input(path, "jsonl", records, tuple(records))
 
 
 def write_output(path: str | None, data: bytes, *, private: bool = False,
