@@ -36,7 +36,8 @@ if TYPE_CHECKING:
         sign_report,
         verify_report,
     )
-    from memspec.conformance._session import Connection, EngineSession, SmokeResult, smoke
+    from memspec.conformance._session import Connection, EngineSession
+    from memspec.conformance._smoke import SmokeResult, smoke
 
 __all__ = [
     "Connection",

@@ -14,7 +14,8 @@ import pytest
 from memspec import EngineBase, EngineError, MemspecError, RecordError
 from memspec._protocol_messages import REQUIREMENT_KEYWORD
 from memspec.conformance._outcomes import catalogue
-from memspec.conformance._session import Connection, EngineSession, smoke
+from memspec.conformance._session import Connection, EngineSession
+from memspec.conformance._smoke import smoke
 from memspec.protocol import (
     EngineFault,
     ProcessEngine,
