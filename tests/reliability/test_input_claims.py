@@ -9,6 +9,7 @@ checked where a user meets it.
 from __future__ import annotations
 
 import base64
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 
 from memspec import (
     REDACTED_BODY,
+    Limits,
     SignatureError,
     SigningKey,
     address_from_public_key,
@@ -31,6 +33,7 @@ from memspec._graph import check_records, first_problems
 from memspec.cli import main as cli_main
 from memspec.cli._files import MAX_PROBLEMS
 from memspec.conformance import _builders as build
+from memspec.protocol import serve
 from memspec.reference import Memory
 
 #: The neutral element's encoding: y = 1, x = 0.
@@ -208,3 +211,62 @@ def test_canonicalize_jsonl_writes_one_canonical_line_per_line(
     target.write_text('{"b": 1, "a": 2}\n\n[3, {"z": null, "y": true}]\n', encoding="utf-8")
     assert cli_main(["canonicalize", str(target)]) == 0
     assert capsys.readouterr().out == '{"a":2,"b":1}\n[3,{"y":true,"z":null}]\n'
+
+
+# --- the protocol server enforces every limit before the engine sees a request --------------
+
+class _Spy:
+    """An engine that records the operations it was asked, answering each with {}."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+    def call(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(op)
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+def _serve(lines: list[bytes], limits: Limits) -> tuple[list[dict[str, Any]], list[str]]:
+    spy = _Spy()
+    out = io.BytesIO()
+    inp = io.BytesIO(b"".join(line + b"\n" for line in lines))
+    assert serve(spy, inp, out, limits=limits) == 0  # type: ignore[arg-type]
+    return [json.loads(line) for line in out.getvalue().splitlines()], spy.calls
+
+
+def _request(rid: int, **args: Any) -> bytes:
+    return json.dumps({"id": rid, "op": "reset", "args": args}).encode("utf-8")
+
+
+def test_container_flood_in_an_ignored_argument_is_refused_undecoded() -> None:
+    # The issue's 60 MiB request with 21 M empty arrays, scaled down to a lowered limit.
+    limits = Limits(max_containers=1_000)
+    empties = b",".join([b"[]"] * 5_000)
+    flood = b'{"id": 7, "op": "reset", "args": {"ignored": [' + empties + b"]}}"
+    fine = _request(8, ignored=[[]] * 900)
+    answers, calls = _serve([flood, fine], limits)
+    assert answers[0]["id"] == 7 and answers[0]["ok"] is False
+    assert answers[0]["error"]["code"] == "limit"
+    assert "up to 5003 arrays and objects" in answers[0]["error"]["message"]
+    assert answers[1] == {"id": 8, "ok": True, "result": {}}
+    assert calls == ["reset"]
+
+
+def test_depth_string_and_size_limits_are_answered_limit() -> None:
+    limits = Limits(max_depth=4, max_string_chars=100, max_text_bytes=10_000)
+    deep: Any = "x"
+    for _ in range(9):
+        deep = [deep]
+    lines = [_request(1, a=deep), _request(2, a="y" * 101), _request(3, **{"k" * 101: 1}),
+             _request(4, a="z" * 20_000), _request(5, a=[[["fits"]]], b="w" * 100)]
+    answers, calls = _serve(lines, limits)
+    assert [a["ok"] for a in answers] == [False, False, False, False, True]
+    assert [a["error"]["code"] for a in answers[:4]] == ["limit"] * 4
+    assert [a["id"] for a in answers] == [1, 2, 3, None, 5]
+    assert calls == ["reset"]
