@@ -136,7 +136,8 @@ def _record_array_is_a_record(op: str, args: Json, inner: Inner) -> Json:
 def _null_expects_unsigned(op: str, args: Json, inner: Inner) -> Json:
     """``expected_agent`` present is taken as an expectation even when it is null."""
     if "expected_agent" in args and args["expected_agent"] is None:
-        memory_file = args.get("file") if isinstance(args.get("file"), dict) else {}
+        given = args.get("file")
+        memory_file: Json = given if isinstance(given, dict) else {}
         raise SignatureError(f"the file is signed by {memory_file.get('agent')!r}, "
                              "not by the expected agent None")
     return inner(op, args)

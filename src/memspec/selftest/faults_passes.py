@@ -178,7 +178,8 @@ def _merge_conflicts(op: str, args: Json, inner: Inner) -> Json:
     """Near-dup compares text only: a similar pair whose slots disagree is merged too."""
     if op != _C:
         return inner(op, args)
-    config = args.get("config") if isinstance(args.get("config"), dict) else {}
+    given = args.get("config")
+    config: Json = given if isinstance(given, dict) else {}
     try:
         threshold = float(config.get("near_dup_threshold", "0.6"))
     except (TypeError, ValueError):
@@ -233,7 +234,8 @@ class _MultiplicativeReinforcement(Stateful):
         if op == "touch":
             self.touches[str(args.get("id"))] = int(result["count"])
         elif op == "decay":
-            config = args.get("config") if isinstance(args.get("config"), dict) else {}
+            given = args.get("config")
+            config: Json = given if isinstance(given, dict) else {}
             bonus = float(config.get("reinforcement_bonus", 0.25))
             for rid, value in result["saliences"].items():
                 count = self.touches.get(rid, 0)

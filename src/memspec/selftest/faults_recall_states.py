@@ -116,13 +116,15 @@ def _aged_or_signed_only(record: Any) -> bool:
 def _admit_aged(op: str, args: Json, inner: Inner) -> Json:
     """The write stage checks lifecycle links and flags but not updated_at or signatures."""
     report = inner(op, args)
-    proposals = args.get("proposals") if isinstance(args.get("proposals"), list) else []
+    given = args.get("proposals")
+    proposals: list[Any] = given if isinstance(given, list) else []
     rejected = []
     admitted: list[tuple[int, str]] = []
     for entry in report["rejected"]:
         proposal = proposals[entry["index"]] if entry["index"] < len(proposals) else None
         record = proposal.get("record") if isinstance(proposal, dict) else None
-        if entry["code"] == "proposal" and _aged_or_signed_only(record) \
+        if entry["code"] == "proposal" and isinstance(record, dict) \
+                and _aged_or_signed_only(record) \
                 and stored(inner, record["id"]) is None:
             inner("put", {"record": record})
             admitted.append((entry["index"], record["id"]))
