@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +30,9 @@ from typing import Any
 
 from memspec._canonical import MAX_SAFE_INTEGER, canonical_json, parse_json
 from memspec._encoding import public_key_from_address
-from memspec._errors import EncodingError, FileError, SignatureError
+from memspec._errors import EncodingError, FileError, LimitError, SignatureError, StoreError
 from memspec._file import file_canonical_bytes, sign_file, verify_file
+from memspec._safe_paths import read_regular, write_atomic
 from memspec._signing import SigningKey
 
 __all__ = [
@@ -52,6 +52,8 @@ __all__ = [
 SEQUENCE_FIELD = "sequence"
 #: The ``format`` member of a witness file.
 WITNESS_FORMAT = "memspec-witness/1"
+#: A witness holds one small entry per agent: anything larger is not a witness.
+_WITNESS_LIMIT = 16 * 1024 * 1024
 
 try:  # POSIX: serialize read-modify-write of one witness file across processes
     import fcntl as _fcntl
@@ -184,11 +186,12 @@ class Witness:
         """The witness stored at ``path``; an empty witness when the file does not exist."""
         target = Path(path)
         try:
-            data = target.read_bytes()
+            # A witness is a regular file, never a link planted in its place, and small.
+            data = read_regular(target, limit=_WITNESS_LIMIT, follow=False)
         except FileNotFoundError:
             return cls()
-        except OSError as exc:
-            raise FileError(f"cannot read witness {target}: {exc.strerror}") from exc
+        except (StoreError, LimitError) as exc:
+            raise FileError(f"cannot read witness {target}: {exc.message}") from exc
         return cls.from_json(parse_json(data))
 
     def save(self, path: str | os.PathLike[str]) -> Witness:
@@ -210,7 +213,12 @@ def _locked(target: Path) -> Iterator[None]:
         yield
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target.with_name(target.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    lock = target.with_name(target.name + ".lock")
+    try:
+        # O_NOFOLLOW: a link planted as the lock file must not create or open its target.
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise FileError(f"cannot lock witness {target}: {exc.strerror} ({lock})") from exc
     try:
         _fcntl.flock(fd, _fcntl.LOCK_EX)
         yield
@@ -219,23 +227,10 @@ def _locked(target: Path) -> Iterator[None]:
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(name, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name)
-        raise
-    with contextlib.suppress(OSError):  # best effort: not every platform fsyncs directories
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        write_atomic(target, data, mode=0o600, overwrite=True)
+    except StoreError as exc:
+        raise FileError(f"cannot write witness {target}: {exc.message}") from exc
 
 
 def check_sequence(memory_file: Mapping[str, Any], witness: Witness) -> None:

@@ -215,3 +215,38 @@ def test_the_mechanism_reads_regular_files_only_and_writes_without_clobbering(
         write_atomic(tmp_path / "new", b"two")
     write_atomic(tmp_path / "new", b"two", overwrite=True)
     assert (tmp_path / "new").read_bytes() == b"two"
+
+
+# --------------------------------------------------------------------------- the witness
+
+
+def test_a_planted_witness_lock_link_is_refused(tmp_path: Path, outside: Path) -> None:
+    from memspec import FileError
+    from memspec._rollback import Witness
+
+    victim = outside / "never-created"
+    target = tmp_path / "witness.json"
+    (tmp_path / "witness.json.lock").symlink_to(victim)
+    with pytest.raises(FileError, match="cannot lock witness"):
+        Witness().save(target)
+    assert not victim.exists() and not target.exists()
+
+
+def test_a_planted_witness_link_or_fifo_is_not_read_or_replaced_through(
+        tmp_path: Path, outside: Path) -> None:
+    from memspec import FileError
+    from memspec._rollback import Witness
+
+    secret = outside / "secret.json"
+    secret.write_text('{"format": "memspec-witness/1", "agents": {}}', encoding="utf-8")
+    planted = tmp_path / "witness.json"
+    planted.symlink_to(secret)
+    with pytest.raises(FileError, match="symlink"):
+        Witness.load(planted)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(FileError, match="not a regular file"):
+        Witness.load(fifo)  # refused at once, never blocking on the FIFO
+    saved = Witness().save(tmp_path / "fresh.json")
+    assert Witness.load(tmp_path / "fresh.json") == saved
+    assert oct((tmp_path / "fresh.json").stat().st_mode & 0o777) == "0o600"
