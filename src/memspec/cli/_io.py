@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from memspec._canonical import DEFAULT_LIMITS, parse_json
-from memspec._errors import LimitError, MemspecError
-from memspec._safe_paths import PathError, write_atomic
+from memspec._errors import LimitError, MemspecError, StoreError
+from memspec._safe_paths import PathError, read_regular, write_atomic
 
 __all__ = ["Input", "UsageError", "emit", "read_input", "read_text", "write_output"]
 
@@ -34,13 +34,17 @@ def read_text(path: str) -> bytes:
     if path == "-":
         data = sys.stdin.buffer.read(DEFAULT_LIMITS.max_text_bytes + 1)
     else:
-        file = Path(path)
-        if not file.is_file():
-            raise UsageError(f"{path}: no such file")
-        if file.stat().st_size > DEFAULT_LIMITS.max_text_bytes:
+        # One open, then fstat: a check by name and a later read could meet a FIFO or a
+        # device swapped in between, and block or read without end.
+        try:
+            data = read_regular(path, limit=DEFAULT_LIMITS.max_text_bytes)
+        except FileNotFoundError:
+            raise UsageError(f"{path}: no such file") from None
+        except LimitError:
             raise LimitError(
-                f"{path}: file is over the {DEFAULT_LIMITS.max_text_bytes}-byte limit")
-        data = file.read_bytes()
+                f"{path}: file is over the {DEFAULT_LIMITS.max_text_bytes}-byte limit") from None
+        except StoreError as exc:  # not a regular file, unreadable
+            raise UsageError(exc.message) from None
     if len(data) > DEFAULT_LIMITS.max_text_bytes:
         raise LimitError(f"{path}: input is over the {DEFAULT_LIMITS.max_text_bytes}-byte limit")
     return data
