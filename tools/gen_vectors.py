@@ -27,6 +27,7 @@ from _vectorlib import (
     extension_ops,
     extensions,
     lifecycle,
+    recall,
     records,
     signing,
 )
@@ -35,7 +36,8 @@ from _vectorlib.fixtures import ROOT, self_check
 
 #: Order in which files are generated (and listed by --check).
 BUILDERS = (canonical.build, encodings.build_all, records.build_all, signing.build_all,
-            lifecycle.build_all, extensions.build_all, extension_ops.build_all)
+            lifecycle.build_all, extensions.build_all, extension_ops.build_all,
+            recall.build)
 
 
 def build() -> dict[str, bytes]:

@@ -1,0 +1,114 @@
+"""recall.json: core recall (section 13) over stores the setup builds.
+
+Scores and token counts are the engine's own, so entries are compared on the
+record and its reasons (the group's ``project``) and in order; every case is
+built so that the order the spec fixes does not depend on an engine's
+constants: records that tie on every factor (same state, relevance, updated_at,
+confidence and no touches) come in ascending id order (RCL-10).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from _vectorlib.fixtures import T1, T2, T3, T4, case, evolve, group, make, vector_file
+from _vectorlib.lifecycle import archive, begin, supersede
+
+NAME = "recall"
+PROJECTION = {"records": ["record", "reasons"]}
+WHY = "They disagree."
+
+
+def _entry(record: dict[str, Any], *reasons: str) -> dict[str, Any]:
+    return {"record": record, "reasons": list(reasons or ("query-match",))}
+
+
+def _case(cid: str, comment: str, flags: list[str], reqs: list[str],
+          setup: list[dict[str, Any]], query: str, entries: list[dict[str, Any]],
+          budget: int = 1000, **flags_: bool) -> dict[str, Any]:
+    expected: dict[str, Any] = {"records": entries}
+    if not entries:
+        expected["total_tokens"] = 0
+    args = {"query": query, "budget_tokens": budget, "now": T4, **flags_}
+    return case(f"{NAME}/{cid}", comment, ["projected", *flags], reqs, args, setup=setup,
+                expected=expected)
+
+
+def _by_id(*records: dict[str, Any]) -> list[dict[str, Any]]:
+    return sorted(records, key=lambda r: str(r["id"]))
+
+
+def build() -> dict[str, Any]:
+    side = make("fact", "The deploy target is the blue cluster.", created_at=T1)
+    other = make("fact", "Everything ships to green now.", created_at=T1)
+    side_t, other_t = begin(side, other, WHY, T2)
+    gone = archive(other_t, "Withdrawn.", T3)
+    alone = make("fact", "The release train leaves on the blue platform.", created_at=T1)
+    alone_t = evolve(alone, T2, state="transitional", transition={
+        "sides": [alone["id"], "mem:" + "0" * 31 + "1"], "reason": WHY})
+    first = make("fact", "Meetings happen in room three.", created_at=T1)
+    second = make("fact", "The standup room is number four.", created_at=T1,
+                  supersedes=first["id"])
+    third = make("fact", "The planning room is the library.", created_at=T2,
+                 supersedes=second["id"])
+    first_s = supersede(first, second, "Moved.", T2)
+    second_s = supersede(second, third, "Moved again.", T2)
+    chain = [first, second, first_s, third, second_s]
+    old = make("fact", "The guest wifi password is swordfish.", created_at=T1)
+    new = make("fact", "The guest wifi password is marlin.", created_at=T2,
+               supersedes=old["id"])
+    old_s = supersede(old, new, "Rotated.", T2)
+    wifi = [old, new, old_s]
+    shed = make("fact", "The garden hose hangs in the shed.", created_at=T1)
+    shed_a = archive(shed, "Sold the house.", T2)
+    pair = [side, other, side_t, other_t]
+    tests = [
+        _case("transition-pair-together", "A matching side brings its partner; the two tie "
+              "and come in id order", ["pair"], ["RCL-5", "RCL-11"], pair,
+              "blue cluster deploy target",
+              [_entry(r, "query-match") if r["id"] == side["id"]
+               else _entry(r, "transition-partner") for r in _by_id(side_t, other_t)]),
+        _case("archived-partner-hides-both", "The partner was archived: the side cannot be "
+              "shown with its other side, and the archived partner is not shown", ["pair"],
+              ["RCL-5"], [*pair, gone], "blue cluster deploy target", []),
+        _case("archived-partner-with-include-archived", "include_archived does not mend the "
+              "pair: the partner is archived, not transitional", ["pair"], ["RCL-5"],
+              [*pair, gone], "blue cluster deploy target", [], include_archived=True),
+        _case("lone-transitional-skipped", "A transitional record whose partner is not "
+              "stored is skipped", ["pair"], ["RCL-5"], [alone, alone_t],
+              "release train blue platform", []),
+        _case("history-chain", "include_history walks the supersedes chain nearest first; "
+              "the two predecessors tie and come in id order", ["history"], ["RCL-7"],
+              chain, "planning library",
+              [_entry(third), *(_entry(r, "predecessor") for r in _by_id(first_s, second_s))],
+              include_history=True),
+        _case("chain-without-history", "Without include_history only the current record",
+              ["history"], ["RCL-6"], chain, "planning library", [_entry(third)]),
+        _case("superseded-match-excluded", "A superseded record that matches is excluded "
+              "by default", [], ["RCL-6"], wifi, "guest wifi password", [_entry(new)]),
+        _case("include-archived-keeps-superseded-out", "include_archived admits archived "
+              "records, never superseded ones", [], ["RCL-6"], wifi, "guest wifi password",
+              [_entry(new)], include_archived=True),
+        _case("superseded-match-with-history", "With include_history the superseded match is "
+              "a predecessor of the record that replaced it, and a query match itself",
+              ["history"], ["RCL-7"], wifi, "guest wifi password",
+              [_entry(new), _entry(old_s, "query-match", "predecessor")],
+              include_history=True),
+        _case("archived-excluded-by-default", "An archived match is not recalled by default",
+              [], ["RCL-8"], [shed, shed_a], "garden hose shed", []),
+        _case("archived-on-request", "include_archived brings the archived match back", [],
+              ["RCL-8"], [shed, shed_a], "garden hose shed", [_entry(shed_a)],
+              include_archived=True),
+        _case("budget-zero", "A budget of 0 selects nothing", ["budget"], ["RCL-9"],
+              [shed, *pair], "blue cluster deploy target garden hose", [], budget=0),
+    ]
+    return vector_file(
+        NAME, "Core recall over stores the setup builds: transition pairs whole or not at "
+        "all, include_history chains, superseded and archived records, an empty budget.",
+        {"projected": "Entries of a result list are compared on the members the group's "
+                      "project names (recall scores and token counts are the engine's own).",
+         "pair": "A transition pair, whole, broken or missing its other side.",
+         "history": "The supersedes chain with and without include_history.",
+         "budget": "The token budget."},
+        [{**group(f"{NAME}-core", "recall of the core: entries compared on record and reasons, "
+                  "in order (project)", "recall", "recall", tests), "project": PROJECTION}])
