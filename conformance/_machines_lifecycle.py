@@ -29,6 +29,7 @@ from memspec.conformance._machines_observe import (
     canon,
     fresh_id,
     shorten,
+    wrote_on_rejection,
 )
 from memspec.conformance._model import (
     LIVE_STATES,
@@ -97,8 +98,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.model: dict[str, list[dict[str, Any]]] = {}
         self.serial = 0
         self.malformed_steps = 0
-        #: (requirement, what the last step did), for messages when the store surprises.
-        self.step = ("OP-3", "a step wrote")
+        #: (requirements, what the last step did), for messages when the store surprises.
+        self.step: tuple[str | tuple[str, ...], str] = ("OP-3", "a step wrote")
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -137,7 +138,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 f"{error.code!r}, expected {'/'.join(sorted(classes))} ({error})",
                 strictness=judges_input(classes))
         # The invariant that runs next compares the whole store with the model.
-        self.step = ("PROTO-7", f"{what} was rejected, yet {operation} wrote")
+        self.step = (wrote_on_rejection(operation), f"{what} was rejected, yet {operation} wrote")
 
     def _applied(self, operation: str, what: str,
                  planned: list[tuple[dict[str, Any] | None, dict[str, Any],

@@ -29,6 +29,7 @@ __all__ = [
     "kit_settings",
     "shorten",
     "snapshot",
+    "wrote_on_rejection",
 ]
 
 
@@ -128,7 +129,7 @@ def expect_rejected(engine: EngineLike, operation: str, classes: str | Collectio
     """Assert the engine rejects the call with one of ``classes`` and writes nothing.
 
     A failure names ``requirement`` (accepted, or rejected with another class), or
-    PROTO-7 (rejected, yet something was written).
+    :func:`wrote_on_rejection` (rejected, yet something was written).
 
     The store is compared before and after, except around pure operations (which
     touch no state, so a format-only engine needs no store to be checked).
@@ -152,10 +153,18 @@ def expect_rejected(engine: EngineLike, operation: str, classes: str | Collectio
             f"{error.code!r}, expected {'/'.join(sorted(allowed))} ({error})",
             strictness=strict)
     if change:
-        # A rejection that writes breaks PROTO-7, whatever the rejection was about.
+        # A rejection that writes breaks PROTO-7, whatever the rejection was about, and for a
+        # proposal OP-2 too (validated completely before anything is written).
         raise RequirementFailed(
-            "PROTO-7", f"{what} was rejected ({requirement}) but {operation} still wrote: {change}")
+            wrote_on_rejection(operation),
+            f"{what} was rejected ({requirement}) but {operation} still wrote: {change}")
     return error.code
+
+
+def wrote_on_rejection(operation: str) -> tuple[str, ...]:
+    """The requirements a rejected ``operation`` breaks by writing: PROTO-7, and OP-2 for a
+    proposal."""
+    return ("OP-2", "PROTO-7") if operation == "apply_proposal" else ("PROTO-7",)
 
 
 def shorten(value: Any, limit: int = 300) -> str:

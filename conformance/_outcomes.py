@@ -208,18 +208,22 @@ def check(requirement: str, condition: object, message: str | Callable[[], str])
 
 
 @contextmanager
-def blame(requirement: str | tuple[str, ...]) -> Iterator[None]:
+def blame(requirement: str | tuple[str, ...], *, override: bool = False) -> Iterator[None]:
     """Attribute a failure inside the block to ``requirement``.
 
     A plain ``assert`` that fails, or an engine that rejects a call the block expected it
     to answer (:class:`memspec.EngineError`), becomes a :class:`RequirementFailed` naming
-    ``requirement``; a check that already names its requirement keeps it, and an engine
-    fault (crash, hang, broken protocol) passes through, to be reported errored.
+    ``requirement``; a check that already names its requirement keeps it unless
+    ``override`` (a shared check, such as the lifecycle invariants, run on the writes of
+    one operation whose own requirement they then break), and an engine fault (crash,
+    hang, broken protocol) passes through, to be reported errored.
     """
     __tracebackhide__ = True
     try:
         yield
-    except RequirementFailed:
+    except RequirementFailed as exc:
+        if override:
+            raise RequirementFailed(requirement, str(exc), strictness=exc.strictness) from exc
         raise
     except AssertionError as exc:
         raise RequirementFailed(requirement, str(exc)) from exc

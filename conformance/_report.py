@@ -512,6 +512,13 @@ def render_summary(report: Mapping[str, Any], *, verbose: bool = False) -> list[
     counted = ", ".join(f"{n} {k}" for k, n in counts.items())
     lines.append((f"requirements: {counted}; SHOULD/MAY warnings: "
                   f"{report['summary']['warnings']}", {}))
+    claimed = set(eng.get("profiles", [])) | ALWAYS_PROFILES
+    beyond = [e for e in report.get("needs_other_profiles", [])
+              if not set(e["needs"]) <= claimed]
+    if beyond:
+        shown = ", ".join(f"{e['id']} (needs {', '.join(e['needs'])})" for e in beyond[:8])
+        more = f" and {len(beyond) - 8} more" if len(beyond) > 8 else ""
+        lines.append((f"not judgeable with this claim alone: {shown}{more}", {"yellow": True}))
     quiet = {PASSED, NOT_CLAIMED, UNTESTABLE}
     ids = max((len(e["id"]) for e in report["requirements"]), default=0)
     profiles = max((len(e["profile"]) for e in report["requirements"]), default=0)

@@ -14,7 +14,7 @@ from memspec.conformance._machines import (
     fresh_id,
     snapshot,
 )
-from memspec.conformance._outcomes import RequirementFailed
+from memspec.conformance._outcomes import RequirementFailed, blame
 
 PASSES = ("exact-dedup", "near-dup", "contradiction", "resolution", "promotion", "flag-sweep")
 #: A near-dup threshold high enough that only (near-)identical text merges.
@@ -478,7 +478,8 @@ def test_every_consolidation_write_is_a_legal_lifecycle_step(cons: Cons, engine:
             raise RequirementFailed(
                 "CONS-2", f"consolidation altered or removed stored versions of {rid}")
     histories = {rid: engine.call("history", id=rid)["records"] for rid in after}
-    check_lifecycle_invariants(histories)
+    with blame("CONS-2", override=True):  # an illegal write of the pass breaks CONS-2
+        check_lifecycle_invariants(histories)
 
 
 _ACTIONS = {"supersede", "merge", "transition", "resolve", "create", "flag", "unflag"}

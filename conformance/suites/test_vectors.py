@@ -22,6 +22,7 @@ import pytest
 
 from memspec._data import load_vectors, vector_files
 from memspec._errors import EngineError
+from memspec.conformance._machines_observe import wrote_on_rejection
 from memspec.conformance._outcomes import RequirementFailed, judges_input, untestable_reason
 from memspec.conformance._session import EngineSession, summarize
 
@@ -164,6 +165,6 @@ def test_vector_rejection_writes_nothing(
     except EngineError:
         after = engine.snapshot()
         if after != before:
-            raise RequirementFailed("PROTO-7", (
+            raise RequirementFailed(wrote_on_rejection(op), (
                 f"{_context(case)}: {op} was rejected but the store changed "
                 f"(before {summarize(before, 200)}, after {summarize(after, 200)})")) from None

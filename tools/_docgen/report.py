@@ -104,6 +104,8 @@ def render_report(report: dict[str, Any] | None, linker: IdLinker, trace: Trace)
                 f"- **requirements:** {markdown_inline(_counts(summary.get('requirements', {})))}",
                 f"- **warnings:** {markdown_inline(str(summary.get('warnings', 0)))} "
                 "(SHOULD / MAY requirements not met)",
+                f"- **input strictness:** "
+                f"{_word(report.get('input_strictness', {}).get('verdict', 'not judged'))}",
                 f"- **download:** [reference-report.json]({rel(page, REPORT_JSON)})"])
     if engine.get("fault"):
         out.append(f"- **engine fault:** {markdown_inline(str(engine['fault']))}")
