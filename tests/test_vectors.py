@@ -76,7 +76,7 @@ DISPATCH: dict[str, Callable[[Args], Args]] = {
 #: handling (create_record has no single core function): run against the reference engine.
 ENGINE_ONLY = frozenset({"lifecycle", "apply_proposal", "resolve", "create_record",
                          "observe", "falsify", "audit", "list", "recall", "decay", "ingest",
-                         "put", "load"})
+                         "put", "load", "consolidate"})
 #: Store-backed operations: their vectors, and only theirs, carry ``setup``.
 SETUP_OPS = ENGINE_ONLY - {"lifecycle", "create_record"}
 

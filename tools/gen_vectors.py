@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _vectorlib import (
     canonical,
+    consolidation,
     encodings,
     extension_ops,
     extensions,
@@ -37,7 +38,7 @@ from _vectorlib.fixtures import ROOT, self_check
 #: Order in which files are generated (and listed by --check).
 BUILDERS = (canonical.build, encodings.build_all, records.build_all, signing.build_all,
             lifecycle.build_all, extensions.build_all, extension_ops.build_all,
-            recall.build)
+            recall.build, consolidation.build)
 
 
 def build() -> dict[str, bytes]:
