@@ -11,6 +11,7 @@ started).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -172,11 +173,8 @@ def bench_certify(sizes: Sizes, cache: dict[str, Any]) -> list[Result]:
     reason = None
     if sizes.mode == "smoke":
         reason = "skipped: smoke mode (one certify run takes ~20-30 s)"
-    else:
-        try:
-            import xdist  # noqa: F401
-        except ImportError:
-            reason = "skipped: pytest-xdist not installed (certify --jobs needs it)"
+    elif importlib.util.find_spec("xdist") is None:
+        reason = "skipped: pytest-xdist not installed (certify --jobs needs it)"
     if reason is not None:
         return [Result(name=name, compares="(not run)", goal=Goal(">=", 0, "n/a"),
                        status="skipped", reason=reason)
