@@ -53,6 +53,9 @@ def first_problems(records: Iterable[Any], limits: Limits = DEFAULT_LIMITS, *,
     kept = _Kept(limit)
     valid: dict[str, tuple[int, dict[str, Any]]] = {}
     for index, record in enumerate(records):
+        if not isinstance(record, dict) and kept.beyond(index):
+            kept.total += 1  # certainly a problem (REC-1), certainly not among the first
+            continue
         try:
             validate_record(record, limits)
         except MemspecError as exc:
@@ -82,6 +85,10 @@ class _Kept:
         self.limit, self.total = limit, 0
         self.items: list[Problem] = []
         self.worst: tuple[int, str, str] | None = None
+
+    def beyond(self, index: int) -> bool:
+        """True when any problem at ``index`` sorts after every one kept (so is not kept)."""
+        return self.worst is not None and index > self.worst[0]
 
     def add(self, problem: Problem) -> None:
         self.total += 1
