@@ -246,3 +246,21 @@ def test_rule_with_redacted_evidence_is_flagged(red: Redact, engine: Any) -> Non
     if swept["flagged"] is not True:
         raise RequirementFailed(
             "RED-8", "a rule whose only evidence was redacted was not flagged by the sweep")
+
+
+@pytest.mark.requirement("LC-3")
+@pytest.mark.profile("redaction")
+def test_a_tombstone_is_archived_with_the_redaction_reason(red: Redact, engine: Any,
+                                                            keys: Any) -> None:
+    """A tombstone is an archived record, so it carries a reason: the redaction's."""
+    born, _ = red.seed(keys)
+    reason = "the door code was remembered by mistake"
+    shown = {"redact": red.redact(born["id"], reason),
+             "get": engine.call("get", id=born["id"])["record"]}
+    for i, version in enumerate(engine.call("history", id=born["id"])["records"]):
+        shown[f"history version {i}"] = version
+    for where, tombstone in shown.items():
+        if tombstone.get("state") == "archived" and tombstone.get("state_reason") != reason:
+            raise RequirementFailed(
+                "LC-3", f"the tombstone ({where}) is archived with state_reason "
+                        f"{tombstone.get('state_reason')!r}, not the redaction reason {reason!r}")

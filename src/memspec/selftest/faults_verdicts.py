@@ -4,9 +4,16 @@ that used to be reported under others.
 ``resolve-accepts-self-resolution`` accepts one invalid input, a resolution of a record with
 itself, and writes nothing: the kit must fail RES-1, the vector's own requirement, and neither
 PROTO-7 (nothing was rejected, so nothing rejected wrote) nor anything of ``core``.
+
+``tombstone-state-reason-null`` writes every tombstone with ``state_reason`` null instead of
+the redaction reason (fg-agent-memory 0.2.0 does): one field off its schema. The kit must
+fail LC-3 (an archived record carries a reason) and still judge the redaction's behaviour,
+which the engine meets (RED-1, RED-2, RED-7).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from memspec.selftest.faults import Fault, Inner, Json, only
 
@@ -21,9 +28,31 @@ def _accept_self_resolution(op: str, args: Json, inner: Inner) -> Json:
     return inner(op, args)
 
 
+def _null_state_reason(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_null_state_reason(item) for item in value]
+    if isinstance(value, dict):
+        if value.get("redacted") is True and "birth_digest" in value:
+            return {**value, "state_reason": None}
+        return {key: _null_state_reason(item) for key, item in value.items()}
+    return value
+
+
+def _tombstones_without_reason(op: str, args: Json, inner: Inner) -> Json:
+    # Why these operations: the tombstone is stored, so get, history, iterate, list and
+    # export show the one redact answered; validating a given record stays correct.
+    result: Json = _null_state_reason(inner(op, args))
+    return result
+
+
 FAULTS: tuple[Fault, ...] = (
     Fault("resolve-accepts-self-resolution", "RES-1", "lifecycle",
           "resolve accepts a resolution whose winner and loser are one record (and writes "
           "nothing) instead of rejecting it",
           only("resolve", _accept_self_resolution)),
+    Fault("tombstone-state-reason-null", "LC-3", "lifecycle",
+          "redaction writes tombstones whose state_reason is null instead of the redaction "
+          "reason (an archived record without a reason)",
+          only(("redact", "get", "history", "iterate", "list", "export"),
+               _tombstones_without_reason)),
 )
