@@ -23,7 +23,7 @@ import pytest
 from memspec._data import load_json, load_spec_text
 from memspec._schemas import iter_errors
 from memspec.engine import operations, profiles
-from memspec.peers import classification
+from memspec.peers import classification, expected_outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 JUDGED = ("passed", "not-claimed", "untestable")
@@ -76,8 +76,8 @@ def as_process(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def _differences(report: dict[str, Any]) -> list[str]:
     mode = report["mode"]
-    expected = {rid: entry["outcome"] for rid, entry in classification()["requirements"].items()
-                if mode in entry.get("modes", [mode])}
+    expected = {rid: outcome for rid, entry in classification()["requirements"].items()
+                if (outcome := expected_outcome(entry, mode)) is not None}
     actual = {entry["id"]: entry["outcome"] for entry in report["requirements"]}
     problems = []
     for rid, outcome in sorted(actual.items()):

@@ -19,6 +19,7 @@ from _docgen._common import GEN, IdLinker, front, generated_note, read_json, rel
 from _docgen.spec import section_anchors
 from memspec._display import markdown_inline
 from memspec.cli._compare import comparison
+from memspec.peers import expected_outcome
 
 IMPLEMENTATIONS_PAGE = f"{GEN}/implementations.md"
 COMPATIBILITY_PAGE = f"{GEN}/compatibility.md"
@@ -71,8 +72,7 @@ def _explained(entry: dict[str, Any], report: dict[str, Any],
     if classification is None or report.get("engine", {}).get("name") != CLASSIFIED_ENGINE:
         return False
     found = classification["requirements"].get(entry["id"])
-    mode = report.get("mode", "")
-    return found is not None and mode in found.get("modes", [mode])
+    return found is not None and expected_outcome(found, report.get("mode", "")) is not None
 
 
 def _first_message(entry: dict[str, Any]) -> str:
@@ -190,7 +190,7 @@ def render_compatibility(classification: dict[str, Any], spec_text: str,
     for rid, entry in classification["requirements"].items():
         lines += [f"### {rid} {{#{_anchor(rid)}}}", "",
                   f"{linker.link(rid, page, 'The requirement')}: outcome "
-                  f"**{markdown_inline(entry['outcome'])}**.", ""]
+                  f"{_outcome_text(entry['outcome'])}.", ""]
         for name in entry["causes"]:
             cause = causes[name]
             lines += [f"- **{CLASS_TITLES[cause['class']]}** "
@@ -221,6 +221,13 @@ def render_compatibility(classification: dict[str, Any], spec_text: str,
         lines += ["", "Requirements: " + ", ".join(f"[{rid}](#{_anchor(rid)})" for rid in used)
                   + ".", ""]
     return "\n".join(lines)
+
+
+def _outcome_text(outcome: str | dict[str, str]) -> str:
+    if isinstance(outcome, str):
+        return f"**{markdown_inline(outcome)}**"
+    return ", ".join(f"**{markdown_inline(value)}** {markdown_inline(mode)}"
+                     for mode, value in outcome.items())
 
 
 def build(root: Path, linker: IdLinker) -> dict[str, bytes]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from memspec._data import load_json
 
-__all__ = ["CLASSIFICATIONS", "classification"]
+__all__ = ["CLASSIFICATIONS", "classification", "expected_outcome"]
 
 #: The classification data files of spec/peers/, by engine: name -> file name.
 CLASSIFICATIONS = {"fg-agent-memory": "fg-agent-memory-0.2.0.json"}
@@ -24,3 +24,15 @@ def classification(engine: str = "fg-agent-memory") -> dict[str, Any]:
     """The committed classification of ``engine`` (schemas/peer-classification.json)."""
     data: dict[str, Any] = load_json("spec", f"peers/{CLASSIFICATIONS[engine]}")
     return data
+
+
+def expected_outcome(entry: dict[str, Any], mode: str) -> str | None:
+    """The outcome a classification ``entry`` expects in ``mode`` (``in-process`` or ``process``).
+
+    ``None``: the requirement is not expected to be listed in that mode.
+    """
+    outcome = entry["outcome"]
+    if isinstance(outcome, str):
+        return outcome
+    found: str | None = outcome.get(mode)
+    return found
