@@ -37,6 +37,8 @@ def test_profiles_and_operations_are_the_tables() -> None:
                                                               "include_archived"}
     with pytest.raises(data.DataNotFound, match="operation named 'delete'"):
         data.operations()["delete"]
+    assert "delete" not in data.operations() and "put" in data.operations()
+    assert data.operations().get("delete") is None
 
 
 def test_requirements_are_the_catalogue() -> None:

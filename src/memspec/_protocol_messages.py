@@ -210,12 +210,17 @@ def _validator_class() -> Any:
 @cache
 def _validator(definition: str) -> Any:
     from memspec._schemas import SCHEMA_REGISTRY
+    from memspec.data import operations
 
-    if PROTOCOL_SCHEMA_ID not in SCHEMA_REGISTRY:
-        return None
-    defs = SCHEMA_REGISTRY.contents(PROTOCOL_SCHEMA_ID).get("$defs", {})
+    defs = (SCHEMA_REGISTRY.contents(PROTOCOL_SCHEMA_ID).get("$defs", {})
+            if PROTOCOL_SCHEMA_ID in SCHEMA_REGISTRY else {})
     if definition not in defs:
-        return None
+        operation = definition.rsplit(".", 1)[0]
+        if operation in operations() or definition == "hello.result":
+            # Fail closed: a known operation whose shape is missing is a broken install or a
+            # kit bug, never a reason to accept whatever the engine answered.
+            raise MemspecError(f"kit bug: schemas/protocol.json has no $defs/{definition}")
+        return None  # an operation the spec does not have: there is no shape to hold it to
     schema = {"$ref": f"{PROTOCOL_SCHEMA_ID}#/$defs/{definition}"}
     return _validator_class()(schema, registry=SCHEMA_REGISTRY)
 

@@ -86,6 +86,12 @@ class _Table(Mapping[str, Any]):
         except KeyError:
             raise DataNotFound(self._what, name, tuple(self._items)) from None
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._items.get(name, default)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)
 

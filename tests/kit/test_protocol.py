@@ -557,3 +557,13 @@ def test_a_deep_in_process_result_is_a_fault(depth: int) -> None:
     conn = Connection(DeepEngine(), label="deep")
     with pytest.raises(EngineFault, match="deeper than 128 levels"):
         conn.call("canonicalize", {"text": str(depth)})
+
+
+def test_result_checking_fails_closed_for_a_known_operation() -> None:
+    """A known operation always has a result shape; only an unknown one goes unchecked."""
+    from memspec._protocol_messages import _validator
+    from memspec.data import operations
+
+    for name in operations():
+        assert _validator(f"{name}.result") is not None, name
+    assert _validator("no_such_operation.result") is None
