@@ -275,8 +275,9 @@ def test_cli_writes_a_schema_valid_result(selftest_command: list[str], tmp_path:
     assert "Traceback" not in proc.stderr
     document = json.loads(out.read_text(encoding="utf-8"))
     assert check_result(document) == []
-    (row,) = document["faults"]
-    assert row["fault"] == "get-returns-oldest" and row["caught"] is True, row
+    rows = document["faults"]  # one row per claim: every profile, and the narrowest
+    assert {row["claim"] for row in rows} == {"all", "narrow"}, rows
+    assert all(row["fault"] == "get-returns-oldest" and row["caught"] is True for row in rows)
     assert "get-returns-oldest" in proc.stdout and "STORE-3" in proc.stdout
     reference_ok = all(r["passed"] for r in document["references"])
     assert proc.returncode == (0 if reference_ok else 1), proc.stdout + proc.stderr

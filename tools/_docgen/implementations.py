@@ -126,7 +126,8 @@ def render_implementations(reports: list[tuple[dict[str, Any], dict[str, Any]]],
     for rid, profile, level, outcomes in result.requirements:
         cells = []
         for column, outcome in enumerate(outcomes):
-            entry, report = by_id[column].get(rid), reports[column][1]
+            entry: dict[str, Any] | None = by_id[column].get(rid)
+            report = reports[column][1]
             shown = markdown_inline(outcome)
             if entry is not None and outcome not in _PASSING and _explained(
                     entry, report, classification):
