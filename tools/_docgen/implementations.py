@@ -126,11 +126,11 @@ def render_implementations(reports: list[tuple[dict[str, Any], dict[str, Any]]],
     for rid, profile, level, outcomes in result.requirements:
         cells = []
         for column, outcome in enumerate(outcomes):
-            entry: dict[str, Any] | None = by_id[column].get(rid)
+            found: dict[str, Any] | None = by_id[column].get(rid)
             report = reports[column][1]
             shown = markdown_inline(outcome)
-            if entry is not None and outcome not in _PASSING and _explained(
-                    entry, report, classification):
+            if found is not None and outcome not in _PASSING and _explained(
+                    found, report, classification):
                 shown = f"[{shown}]({rel(page, COMPATIBILITY_PAGE)}#{_anchor(rid)})"
             cells.append(shown)
         lines.append(f"| {linker.link(rid, page)} | `{markdown_inline(profile)}` | {level} | "
