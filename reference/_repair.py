@@ -36,6 +36,7 @@ from memspec import DEFAULT_LIMITS, MemspecError, SigningKey, StoreError, canoni
 from memspec._safe_paths import (
     closing_fd,
     dir_fd,
+    pid_alive,
     read_regular_at,
     remove_dead_temps,
     write_atomic_at,
@@ -87,15 +88,6 @@ class RepairReport:
             "index_rebuilt": self.index_rebuilt,
         }
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class Journal:
@@ -153,7 +145,7 @@ class Journal:
                 pid = int(match.group(1))
                 with _IN_FLIGHT_LOCK:
                     in_flight = name in _IN_FLIGHT
-                if in_flight or (pid != os.getpid() and _alive(pid)):
+                if in_flight or (pid != os.getpid() and pid_alive(pid)):
                     continue
                 try:
                     value = parse_json(read_regular_at(directory, name, limit=_JOURNAL_LIMIT))

@@ -48,6 +48,7 @@ from memspec._safe_paths import (
     dir_fd,
     fsync_dir,
     open_dir,
+    pid_alive,
     read_regular_at,
 )
 from memspec.reference._ids import check_record, id_hex
@@ -70,17 +71,6 @@ def version_name(number: int) -> str:
     """The file name of version ``number`` (1-based), e.g. ``000001.json``."""
     return f"{number:06d}.json"
 
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _write_temp(directory: int, data: bytes) -> str:
@@ -250,7 +240,7 @@ class FileRecordStore(RecordStore):
             with closing_fd(directory):
                 for entry in sorted(os.listdir(directory)):
                     match = _TEMP.fullmatch(entry)
-                    if match is None or (match.group(1) and _pid_alive(int(match.group(1)))):
+                    if match is None or (match.group(1) and pid_alive(int(match.group(1)))):
                         continue
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(entry, dir_fd=directory)

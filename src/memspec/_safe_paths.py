@@ -38,6 +38,7 @@ __all__ = [
     "inside",
     "lstat_at",
     "open_dir",
+    "pid_alive",
     "read_regular",
     "read_regular_at",
     "remove_dead_temps",
@@ -262,7 +263,8 @@ def _temp_at(parent: int, name: str, data: bytes, mode: int) -> str:
     return temp
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` may still be writing (this process, or one that exists)."""
     if pid == os.getpid():
         return True
     try:
@@ -279,7 +281,7 @@ def remove_dead_temps(parent: int) -> tuple[str, ...]:
     removed = []
     for name in sorted(os.listdir(parent)):
         match = _TEMP.fullmatch(name)
-        if match is None or _pid_alive(int(match.group(1))):
+        if match is None or pid_alive(int(match.group(1))):
             continue
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=parent)
