@@ -204,9 +204,6 @@ class ReferenceEngine(EngineBase):
 
     # -- core --------------------------------------------------------------------------
 
-    def op_hello(self, args: _Args) -> _Args:
-        return self.describe()
-
     def op_reset(self, args: _Args) -> _Args:
         self._state.close()
         self._state = _State.fresh(self.store_kind)

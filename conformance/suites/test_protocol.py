@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from typing import Any
 
@@ -12,7 +13,7 @@ from memspec import ERROR_CLASSES, PROTOCOL_VERSION, SPEC_VERSION
 from memspec.conformance._builders import record
 from memspec.conformance._clock import KitClock
 from memspec.conformance._outcomes import RequirementFailed, untestable_reason
-from memspec.conformance._session import EngineSession
+from memspec.conformance._session import EngineSession, summarize
 from memspec.engine import profiles
 from memspec.protocol import EngineFault, ProcessEngine, encode_message
 
@@ -31,6 +32,35 @@ def test_hello_names_the_engine_its_versions_and_its_claims(engine: EngineSessio
     unknown = sorted(set(claimed) - set(profiles()))
     assert not unknown, f"hello claims profiles the spec does not define: {unknown}"
     assert len(set(claimed)) == len(claimed), f"hello lists a profile twice: {claimed}"
+
+
+#: A protocol version no engine speaks (the kit speaks memspec-engine/1).
+OTHER_PROTOCOL = "memspec-engine/0"
+
+
+@pytest.mark.requirement("PROTO-2")
+def test_hello_in_another_protocol_version_answers_protocol(engine: EngineSession) -> None:
+    args = {"protocol": OTHER_PROTOCOL, "spec_version": SPEC_VERSION}
+    raw = engine.raw
+    if not isinstance(raw, ProcessEngine):
+        engine.reject("hello", "protocol", **args)
+        return
+    # A process answers protocol on the wire, which the kit's own connection takes as a
+    # broken exchange; so a fresh process of the same command is asked.
+    lines = _raw_exchange(raw, [{"id": 1, "op": "hello", "args": args},
+                                {"id": 2, "op": "bye", "args": {}}],
+                          timeout=max(raw.timeout, 1.0) * 2)
+    try:
+        answer = json.loads(lines[0].decode("utf-8")) if lines else None
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        pytest.fail(f"no JSON answer to a hello in {OTHER_PROTOCOL}: {lines[:1]!r}")
+    error = answer.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    assert answer.get("ok") is False and code == "protocol", (
+        f"a hello in {OTHER_PROTOCOL} must be answered with code protocol (SPEC 18.2), "
+        f"was answered {summarize(answer)}")
 
 
 @pytest.mark.requirement("PROTO-4")
@@ -122,10 +152,13 @@ def test_evolve_record_takes_its_time_from_now(engine: EngineSession, clock: Kit
     assert out["created_at"] == rec["created_at"]
 
 
-def _raw_exchange(command: list[str], requests: list[dict[str, Any]],
+def _raw_exchange(raw: ProcessEngine, requests: list[dict[str, Any]],
                   timeout: float) -> list[bytes]:
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    """Stdout of a fresh process of ``raw``'s command (its directory and environment) given
+    ``requests``, split into lines."""
+    env = None if raw.env is None else {**os.environ, **raw.env}
+    proc = subprocess.Popen(raw.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, cwd=raw.cwd, env=env)
     data = b"".join(encode_message(r) for r in requests)
     try:
         out, _ = proc.communicate(data, timeout=timeout)
@@ -150,7 +183,7 @@ def test_process_answers_pipelined_requests_in_order(engine: EngineSession) -> N
         {"id": 13, "op": "reset", "args": {}},
         {"id": 14, "op": "bye", "args": {}},
     ]
-    lines = _raw_exchange(raw.command, requests, timeout=max(raw.timeout, 1.0) * 2)
+    lines = _raw_exchange(raw, requests, timeout=max(raw.timeout, 1.0) * 2)
     assert len(lines) == len(requests), (
         f"expected one line per request ({len(requests)}), stdout had {len(lines)}: "
         f"{[line[:80] for line in lines]}"

@@ -18,7 +18,7 @@ from memspec._protocol_messages import (
     error_response,
     ok_response,
 )
-from memspec.engine import PROTOCOL_VERSION, SPEC_VERSION, Engine
+from memspec.engine import Engine
 
 __all__ = ["serve"]
 
@@ -77,9 +77,12 @@ def _over_limits(message: object, limits: Limits) -> str | None:
     return None
 
 
-def _wire_error(exc: MemspecError) -> tuple[str, str, str | None]:
+def _wire_error(exc: MemspecError, op: str) -> tuple[str, str, str | None]:
     if exc.code in ERROR_CLASSES:
         return exc.code, str(exc), exc.requirement
+    if op == "hello" and exc.code == PROTOCOL:
+        # A hello in versions the engine does not speak is answered protocol (SPEC 18.2).
+        return PROTOCOL, exc.message, exc.requirement
     # A MemspecError outside the error classes is an engine bug, not a rejection class.
     return INTERNAL, f"unclassified error ({exc.code!r}): {exc}", exc.requirement
 
@@ -110,18 +113,6 @@ def _handle(engine: Engine, line: bytes, limits: Limits = DEFAULT_LIMITS
     if not isinstance(op, str) or not isinstance(args, dict):
         return error_response(rid, PROTOCOL, "a request has op (string) and args (object)"), False
     try:
-        if op == "hello":
-            if args.get("protocol") != PROTOCOL_VERSION:
-                return error_response(
-                    rid, PROTOCOL,
-                    f"this engine speaks {PROTOCOL_VERSION}, not {args.get('protocol')!r}",
-                ), False
-            if args.get("spec_version") != SPEC_VERSION:
-                return error_response(
-                    rid, PROTOCOL,
-                    f"this engine implements {SPEC_VERSION}, not {args.get('spec_version')!r}",
-                ), False
-            return ok_response(rid, engine.describe()), False
         if op == "bye":
             return ok_response(rid, {}), True
         result = engine.call(op, args)
@@ -132,7 +123,7 @@ def _handle(engine: Engine, line: bytes, limits: Limits = DEFAULT_LIMITS
         encode_message(result)  # fail here, as an internal error, if it is not JSON
         return ok_response(rid, result), False
     except MemspecError as exc:
-        code, text, requirement = _wire_error(exc)
+        code, text, requirement = _wire_error(exc, op)
         return error_response(rid, code, text, requirement), False
     except Exception as exc:
         log.exception("operation %r failed inside the engine", op)
@@ -145,7 +136,9 @@ def serve(engine: Engine, stdin: IO[bytes] | None = None, stdout: IO[bytes] | No
 
     ``stdin``/``stdout`` default to the process's binary standard streams. While
     serving on the real stdout, anything the engine prints goes to stderr, so
-    stdout carries protocol messages only (PROTO-1). Logs go to stderr. A request
+    stdout carries protocol messages only (PROTO-1). Logs go to stderr. ``hello`` is the
+    engine's own operation like any other (``EngineBase.op_hello`` answers ``describe()``, or
+    code ``protocol`` for versions it does not speak); ``bye`` is answered here. A request
     beyond ``limits`` (its size, its containers, counted before decoding, its
     depth or a string's length) is answered ``limit`` and the engine never sees it.
     """

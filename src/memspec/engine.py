@@ -23,6 +23,7 @@ __all__ = [
     "Engine",
     "EngineBase",
     "extension_profiles",
+    "hello_refusal",
     "operations",
     "profiles",
 ]
@@ -71,6 +72,19 @@ class Engine(Protocol):
         ...
 
 
+def hello_refusal(arguments: Any) -> str | None:
+    """Why a ``hello`` with ``arguments`` is refused (None: it carries both versions this
+    package speaks). SPEC 18.2: another protocol version, another spec version or either one
+    missing is answered with code ``protocol`` (PROTO-2)."""
+    if not isinstance(arguments, dict):
+        return "the arguments of hello must be an object"
+    if arguments.get("protocol") != PROTOCOL_VERSION:
+        return f"this engine speaks {PROTOCOL_VERSION}, not {arguments.get('protocol')!r}"
+    if arguments.get("spec_version") != SPEC_VERSION:
+        return f"this engine implements {SPEC_VERSION}, not {arguments.get('spec_version')!r}"
+    return None
+
+
 class EngineBase:
     """Dispatches ``call(op, args)`` to a method ``op_<op>(args)``; missing ones are unsupported."""
 
@@ -97,6 +111,13 @@ class EngineBase:
             raise error_for_code("protocol", f"arguments of {operation!r} must be an object")
         result: dict[str, Any] = method(arguments)
         return result
+
+    def op_hello(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The handshake: ``describe()``, or code ``protocol`` for versions it does not speak."""
+        refusal = hello_refusal(arguments)
+        if refusal is not None:
+            raise error_for_code("protocol", refusal)
+        return self.describe()
 
     def op_bye(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """End the session: answered ``{}``; the process server stops reading after it."""

@@ -125,9 +125,6 @@ class FgAgentMemoryEngine(EngineBase):
         for record in records:
             self.index.index(record)
 
-    def op_hello(self, args: Args) -> Args:
-        return self.describe()
-
     def op_reset(self, args: Args) -> Args:
         self._fresh()
         return {}

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from memspec.engine import Engine, profiles
+from memspec._errors import error_for_code
+from memspec.engine import Engine, hello_refusal, profiles
 from memspec.selftest.faults import Fault, Json, UnknownFaultError, fault_named
 
 __all__ = ["FaultyEngine", "factory_spec", "faulty", "faulty_engine", "narrow", "narrow_claim",
@@ -54,8 +55,17 @@ class FaultyEngine:
         return info
 
     def call(self, operation: str, arguments: Json) -> Json:
-        """Run ``operation`` through the fault."""
-        return self._transform(operation, dict(arguments), self.inner.call)
+        """Run ``operation`` through the fault (``hello`` is this engine's own handshake)."""
+        return self._transform(operation, dict(arguments),
+                               self._hello if operation == "hello" else self.inner.call)
+
+    def _hello(self, operation: str, arguments: Json) -> Json:
+        # Answered here, not by the inner engine: its answer would carry its own name and
+        # claim, and a process engine's protocol answer would reach the fault as a crash.
+        refusal = hello_refusal(arguments)
+        if refusal is not None:
+            raise error_for_code("protocol", refusal)
+        return self.describe()
 
     def close(self) -> None:
         """Close the inner engine."""

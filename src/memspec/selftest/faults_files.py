@@ -6,7 +6,7 @@ import copy
 from datetime import UTC, datetime
 
 from memspec._encoding import timestamp_from_datetime
-from memspec._errors import MemspecError
+from memspec._errors import MemspecError, UnsupportedError
 from memspec._file import FORMAT_VERSION, file_payload, sign_file
 from memspec._signing import CONTEXT_MEMORY_FILE, SigningKey, verify_by_address
 from memspec.engine import operations
@@ -188,6 +188,15 @@ def _unknown_is_internal(op: str, args: Json, inner: Inner) -> Json:
     return inner(op, args)
 
 
+def _version_mismatch_unsupported(op: str, args: Json, inner: Inner) -> Json:
+    try:
+        return inner(op, args)
+    except MemspecError as exc:
+        if exc.code != "protocol":
+            raise
+        raise UnsupportedError(f"hello: {exc.message}") from None
+
+
 def _wall_clock(args: Json) -> Json:
     args["now"] = timestamp_from_datetime(datetime.now(UTC))
     return args
@@ -276,6 +285,9 @@ FAULTS = (
     Fault("unknown-operation-internal", "PROTO-4", "core",
           "an unknown operation fails as an internal error, not unsupported",
           _unknown_is_internal),
+    Fault("hello-version-mismatch-unsupported", "PROTO-2", "core",
+          "a hello in a protocol version the engine does not speak is answered unsupported, "
+          "not protocol", only("hello", _version_mismatch_unsupported)),
     Fault("create-record-reads-wall-clock", "PROTO-5", "core",
           "create_record stamps records with the engine's own clock, not now",
           before("create_record", _wall_clock)),
