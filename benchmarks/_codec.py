@@ -27,7 +27,7 @@ from memspec import (
     verify_file,
 )
 from memspec._bundle import fingerprint
-from memspec._data import load_vectors
+from memspec.data import json_resource
 
 __all__ = ["BENCHMARKS"]
 
@@ -73,7 +73,7 @@ def check_exact(records: Sequence[dict[str, Any]]) -> int:
         if canonical_json(record) != _raw_bytes(record):
             raise NotExact(f"canonical bytes of {record['id']} differ from json.dumps")
         checked += 1
-    for group in load_vectors("canonical-json.json")["groups"]:
+    for group in json_resource("vectors", "canonical-json.json")["groups"]:
         for test in group["tests"]:
             try:
                 got = canonical_json(parse_json(test["args"]["text"])).hex()

@@ -11,8 +11,8 @@ from itertools import pairwise
 from typing import Any
 
 from memspec import BIRTH_FIELDS, MemspecError, is_reason, validate_record
-from memspec._data import load_json
 from memspec.conformance._outcomes import RequirementFailed
+from memspec.data import legality
 
 __all__ = [
     "LEGAL_TRANSITIONS",
@@ -24,13 +24,8 @@ __all__ = [
 ]
 
 
-def _legal_pairs() -> frozenset[tuple[str, str]]:
-    table: dict[str, Any] = load_json("spec", "legality.json")
-    return frozenset((row["from"], row["to"]) for row in table["transitions"] if row["legal"])
-
-
 #: Every (from, to) state pair the published legality table allows.
-LEGAL_TRANSITIONS = _legal_pairs()
+LEGAL_TRANSITIONS = legality().legal_pairs
 #: Record states that count as live evidence for a rule (RULE-2).
 LIVE_STATES = frozenset({"active", "transitional"})
 

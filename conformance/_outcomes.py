@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, NamedTuple
 
-from memspec._data import load_json
 from memspec._errors import EngineError, MemspecError
+from memspec.data import json_resource
 
 __all__ = [
     "ALWAYS_PROFILES",
@@ -106,7 +106,7 @@ def catalogue() -> dict[str, Requirement]:
     reason (the ``untestable`` member): the appendix is the only list, and the
     kit keeps no table of its own.
     """
-    data: dict[str, Any] = load_json("spec", "requirements.json")
+    data = json_resource("spec", "requirements.json")
     found: dict[str, Requirement] = {}
     for item in data["requirements"]:
         found[item["id"]] = Requirement(
@@ -177,7 +177,7 @@ def _rebuild(requirements: tuple[str, ...], detail: str, strictness: bool) -> Re
 def input_classes() -> frozenset[str]:
     """The error classes whose rejections judge input strictness (SPEC 18.4, ``judges``
     column, from spec/error-classes.json)."""
-    data: dict[str, Any] = load_json("spec", "error-classes.json")
+    data = json_resource("spec", "error-classes.json")
     return frozenset(c["code"] for c in data["classes"] if c["judges"] == "input")
 
 

@@ -27,7 +27,6 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memspec._data import load_json, vector_files
 from memspec._errors import MemspecError
 from memspec._signing import CONTEXT_REPORT, SigningKey, verify_by_address
 from memspec.conformance._outcomes import (
@@ -44,6 +43,7 @@ from memspec.conformance._outcomes import (
     catalogue,
 )
 from memspec.conformance._session import EngineState, Finding
+from memspec.data import json_resource, vector_files
 from memspec.engine import PROTOCOL_VERSION, SPEC_VERSION, profiles
 
 __all__ = [
@@ -160,7 +160,7 @@ def suite_digest(test_ids: Iterable[str]) -> str:
     for test_id in sorted(set(test_ids)):
         digest.update(b"test\0" + test_id.encode("utf-8") + b"\n")
     for name in vector_files():
-        body = json.dumps(load_json("vectors", name), sort_keys=True, ensure_ascii=False)
+        body = json.dumps(json_resource("vectors", name), sort_keys=True, ensure_ascii=False)
         digest.update(b"vectors\0" + name.encode("utf-8") + b"\0" + body.encode("utf-8") + b"\n")
     reqs = sorted((r.id, r.level, r.profile) for r in catalogue().values())
     digest.update(b"requirements\0" + json.dumps(reqs).encode("utf-8"))

@@ -32,7 +32,7 @@ from memspec import (
     verify_file,
     verify_record,
 )
-from memspec._data import load_vectors, vector_files
+from memspec.data import json_resource, vector_files
 
 __all__ = ["TARGETS", "seeds"]
 
@@ -137,7 +137,7 @@ def seeds(name: str) -> list[bytes]:
     """A starting corpus for target ``name`` from the conformance vectors' arguments."""
     found: list[bytes] = []
     for file_name in vector_files():
-        vectors = load_vectors(file_name)
+        vectors = json_resource("vectors", file_name)
         for group in vectors.get("groups", []):
             for test in group.get("tests", []):
                 args = test.get("args", {})

@@ -8,10 +8,9 @@ versions (same id, ``updated_at = now``, signature cleared); it never writes any
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from memspec import LifecycleError, is_reason
-from memspec._data import load_json
+from memspec.data import legality
 from memspec.reference.records import MemoryRecord, RecordState, RecordType, Transition
 
 __all__ = [
@@ -34,12 +33,7 @@ FLAG_REASON = "every evidence record is archived, superseded or missing"
 
 
 def _load_table() -> frozenset[tuple[RecordState, RecordState]]:
-    table: dict[str, Any] = load_json("spec", "legality.json")
-    return frozenset(
-        (RecordState(row["from"]), RecordState(row["to"]))
-        for row in table["transitions"]
-        if row["legal"] is True
-    )
+    return frozenset((RecordState(a), RecordState(b)) for a, b in legality().legal_pairs)
 
 
 #: Every (from, to) pair the legality table allows; every other pair is rejected (LC-1).

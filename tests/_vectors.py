@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from memspec._data import load_vectors
+from memspec.data import json_resource
 
 
 def load_vector_cases(name: str) -> list[Any]:
@@ -14,7 +14,7 @@ def load_vector_cases(name: str) -> list[Any]:
 
     ``case`` is the test object plus its group's ``operation``, ``profile`` and ``group``.
     """
-    doc = load_vectors(name if name.endswith(".json") else f"{name}.json")
+    doc = json_resource("vectors", name if name.endswith(".json") else f"{name}.json")
     return [
         pytest.param({**test, "operation": grp["operation"], "profile": grp["profile"],
                       "group": grp["id"]}, id=test["id"])

@@ -8,13 +8,13 @@ import pytest
 
 from memspec import RecordError
 from memspec._bundle import diff_records, fingerprint, merge_records
-from memspec._data import load_vectors
 from memspec._graph import check_records
+from memspec.data import json_resource
 
 
 @pytest.fixture
 def records():
-    data = load_vectors("published/fg-agent-memory-0.1.json")
+    data = json_resource("vectors", "published/fg-agent-memory-0.1.json")
     return copy.deepcopy(data["artifacts"]["memory_file"]["file"]["records"])
 
 

@@ -7,11 +7,10 @@ import dataclasses
 import pytest
 
 from memspec import data
-from memspec._data import load_json
 
 
 def test_legality_is_the_table() -> None:
-    raw = load_json("spec", "legality.json")
+    raw = data.json_resource("spec", "legality.json")
     table = data.legality()
     assert table.states == tuple(raw["states"])
     assert len(table.transitions) == len(table.states) ** 2 == len(raw["transitions"])
@@ -23,8 +22,8 @@ def test_legality_is_the_table() -> None:
 
 
 def test_profiles_and_operations_are_the_tables() -> None:
-    core = load_json("spec", "operations.json")
-    ext = load_json("spec", "extensions.json")
+    core = data.json_resource("spec", "operations.json")
+    ext = data.json_resource("spec", "extensions.json")
     assert list(data.profiles()) == [*core["profiles"], *ext["profiles"]]
     assert [p.name for p in data.profiles().values() if p.always] == [
         n for n, p in core["profiles"].items() if p.get("always")]
@@ -42,7 +41,7 @@ def test_profiles_and_operations_are_the_tables() -> None:
 
 
 def test_requirements_are_the_catalogue() -> None:
-    raw = load_json("spec", "requirements.json")["requirements"]
+    raw = data.json_resource("spec", "requirements.json")["requirements"]
     reqs = data.requirements()
     assert list(reqs) == [r["id"] for r in raw]
     assert all(reqs[r["id"]].level == r["level"] for r in raw)
@@ -55,7 +54,7 @@ def test_vectors_are_typed_and_read_only() -> None:
     assert "records.json" in names and names == tuple(sorted(names))
     total = 0
     for name in names:
-        raw = load_json("vectors", name)
+        raw = data.json_resource("vectors", name)
         typed = data.vectors(name)
         cases = list(typed.cases())
         assert [c.id for c in cases] == [t["id"] for g in raw["groups"] for t in g["tests"]]
@@ -73,3 +72,24 @@ def test_vectors_are_typed_and_read_only() -> None:
         data.vectors("nope")
     with pytest.raises(data.DataNotFound):
         data.vectors("records").case("no-such-case")
+
+
+def test_files_as_shipped() -> None:
+    tamper = data.json_resource("spec", "tamper.json")
+    assert tamper is data.json_resource("spec", "tamper.json")
+    published = data.json_resource("vectors", "published/fg-agent-memory-0.1.json")
+    assert list(published) == list(data.published("fg-agent-memory-0.1.json"))
+    assert data.has_resource("schemas", "protocol.json")
+    assert not data.has_resource("schemas", "no-such.json")
+    assert not data.has_resource("vectors", "external")  # a folder is not a file
+    assert data.spec_text().startswith("# ") and "MUST" in data.spec_text()
+    assert "MUST" in data.spec_text("EXTENSIONS.md")
+    jcs = data.resource_text("vectors", "external/jcs/outhex/french.txt")
+    assert bytes.fromhex(jcs.replace(" ", "").replace("\n", "")).decode("utf-8")
+    assert data.resource_bytes("spec", "SPEC.md").decode("utf-8") == data.spec_text()
+    for probe in (lambda: data.json_resource("spec", "nope.json"),
+                  lambda: data.resource_text("vectors", "external/nope.txt"),
+                  lambda: data.resource_bytes("schemas", "nope.json"),
+                  lambda: data.spec_text("NOPE.md")):
+        with pytest.raises(data.DataNotFound, match="no file in memspec"):
+            probe()

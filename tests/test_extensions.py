@@ -16,10 +16,10 @@ import pytest
 
 import memspec
 from memspec._audit import audit_digest, audit_path, build_report, render_markdown
-from memspec._data import load_json
 from memspec._schemas import iter_errors, load_schema
 from memspec.conformance._outcomes import catalogue
 from memspec.conformance._report import _profile_verdicts
+from memspec.data import json_resource
 from memspec.engine import extension_profiles, operations, profiles
 from memspec.reference import Memory
 from memspec.reference.engine import create_engine
@@ -102,9 +102,9 @@ def test_extension_fields_follow_the_naming_rule() -> None:
 
 
 def test_extension_tables_are_merged_after_the_core() -> None:
-    table = load_json("spec", "extensions.json")
+    table = json_resource("spec", "extensions.json")
     assert iter_errors(table, "operations") == []
-    core = load_json("spec", "operations.json")
+    core = json_resource("spec", "operations.json")
     assert not set(table["profiles"]) & set(core["profiles"])
     assert not set(table["operations"]) & set(core["operations"])
     assert list(profiles())[-len(extension_profiles()):] == list(extension_profiles())

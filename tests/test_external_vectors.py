@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 import memspec
-from memspec._data import data_path
 from memspec._signing import _weakness, weak_point
+from memspec.data import resource_bytes
 
 JCS_AGREE = ("arrays", "french")
 
 
 def _external(path: str) -> bytes:
-    return data_path("vectors", f"external/{path}").read_bytes()
+    return resource_bytes("vectors", f"external/{path}")
 
 
 def _jcs(name: str) -> tuple[bytes, bytes]:

@@ -683,10 +683,11 @@ def _json_nodes(value: Any) -> list[Any]:
 
 def test_every_vector_value_encodes_the_same_without_the_accelerator(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from memspec._data import load_vectors, vector_files
+    from memspec.data import json_resource, vector_files
 
     _accelerator()
-    values = [node for name in vector_files() for node in _json_nodes(load_vectors(name))
+    values = [node for name in vector_files()
+              for node in _json_nodes(json_resource("vectors", name))
               if isinstance(node, dict | list)]
     assert len(values) > 1000
     fast = [outcome(lambda v=v: canonical_json(v)) for v in values]
@@ -708,8 +709,8 @@ def test_the_package_works_without_the_accelerator() -> None:
     script = (
         "from memspec import _canonical\n"
         "assert _canonical._FAST_BYTES is None\n"
-        "from memspec._data import load_vectors\n"
-        "doc = load_vectors('canonical-json.json')\n"
+        "from memspec.data import json_resource\n"
+        "doc = json_resource('vectors', 'canonical-json.json')\n"
         "tests = [t for g in doc['groups'] for t in g['tests']]\n"
         "print(len(tests))\n"
     )

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from memspec._data import data_path
+from memspec.data import resource_text
 from memspec.engine import profiles
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,7 +145,7 @@ def js_engine() -> Iterator[Any]:
 
 
 def _external(name: str) -> Any:
-    return json.loads(data_path("vectors", f"external/{name}").read_text(encoding="utf-8"))
+    return json.loads(resource_text("vectors", f"external/{name}"))
 
 
 def _wycheproof_cases() -> list[Any]:
@@ -180,7 +180,7 @@ def test_rfc8032_keys_and_signatures_through_the_engine(js_engine: Any) -> None:
 
 @pytest.mark.parametrize("name", ["arrays", "french"])
 def test_rfc8785_inputs_that_agree_with_canonical_json(js_engine: Any, name: str) -> None:
-    text = data_path("vectors", f"external/jcs/input/{name}.json").read_text(encoding="utf-8")
-    expected = data_path("vectors", f"external/jcs/outhex/{name}.txt").read_text(encoding="utf-8")
+    text = resource_text("vectors", f"external/jcs/input/{name}.json")
+    expected = resource_text("vectors", f"external/jcs/outhex/{name}.txt")
     got = js_engine.call("canonicalize", {"text": text})["hex"]
     assert got == "".join(expected.split()).lower()

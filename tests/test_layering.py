@@ -8,6 +8,7 @@ reference. The graph is read from the source with ``ast``, so no module runs.
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -132,3 +133,50 @@ def test_the_detector_finds_a_real_path() -> None:
     # The seam itself reaches the reference: proof that _reaches can say yes.
     assert _reaches("memspec.selftest.engines", "memspec.reference") is not None
     assert _reaches("memspec.cli", "memspec.reference") is not None  # through the seams
+
+
+#: The only module that may load the package data through the private loader.
+DATA_DOOR = "memspec.data"
+#: Folders of the repository with Python that is not the package itself.
+PROGRAMS = ("tests", "tools", "benchmarks", "fuzz", "examples")
+
+
+_PRIVATE_LOADER = re.compile(r"\b(?:import memspec\._data|from memspec\._data import"
+                             r"|from memspec import [_]data)\b")
+
+
+def _imports_of_file(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names.add(node.module or "")
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # Code run in a child interpreter (python -c) counts as well.
+            if _PRIVATE_LOADER.search(node.value):
+                names.add("memspec._data")
+    return names
+
+
+def test_only_memspec_data_loads_the_package_data() -> None:
+    offenders = sorted(m for m in _modules() if m != DATA_DOOR
+                       and "memspec._data" in _imports(m))
+    offenders += sorted(str(p.relative_to(ROOT)) for folder in PROGRAMS
+                        for p in sorted((ROOT / folder).rglob("*.py"))
+                        if "memspec._data" in _imports_of_file(p))
+    assert not offenders, (f"{', '.join(offenders)} load the package data through the private "
+                           "loader: use the public, typed memspec.data")
+    assert "memspec._data" in _imports(DATA_DOOR)
+
+
+def test_the_data_door_check_sees_an_offender(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    # Spelt in parts so that this file is no offender itself.
+    probe.write_text("def f() -> None:\n    from memspec import " + "_data\n", encoding="utf-8")
+    assert "memspec._data" in _imports_of_file(probe)
+    private = "memspec." + "_data"
+    probe.write_text(f'CODE = "import {private}"\n', encoding="utf-8")
+    assert "memspec._data" in _imports_of_file(probe)

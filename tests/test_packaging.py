@@ -52,12 +52,12 @@ def test_wheel_installed_outside_the_repo_certifies(tmp_path: Path) -> None:
     work.mkdir()
     probe = (
         "import memspec, memspec.conformance, memspec.reference\n"
-        "from memspec._data import load_json, vector_files, load_spec_text\n"
+        "from memspec.data import json_resource, vector_files, spec_text\n"
         "from memspec._schemas import schema_names, validator_for\n"
         f"assert memspec.__file__.startswith({str(env_dir)!r}), memspec.__file__\n"
         "names = schema_names(); [validator_for(n) for n in names]\n"
-        "files = vector_files(); [load_json('vectors', f) for f in files]\n"
-        "assert 'MUST' in load_spec_text()\n"
+        "files = vector_files(); [json_resource('vectors', f) for f in files]\n"
+        "assert 'MUST' in spec_text()\n"
         "print(len(names), len(files))\n"
     )
     out = subprocess.run([str(python), "-c", probe], cwd=work, capture_output=True, text=True)

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from memspec._data import load_json, load_spec_text
 from memspec._schemas import iter_errors
+from memspec.data import json_resource, spec_text
 from memspec.engine import operations, profiles
 from memspec.peers import classification, expected_outcome
 
@@ -107,7 +107,7 @@ def test_every_cause_is_used_and_every_used_cause_is_defined() -> None:
 @needs_fg
 def test_classified_requirements_exist_and_are_claimed_profiles() -> None:
     data = classification()
-    known = {entry["id"]: entry["profile"] for entry in load_json("spec", "requirements.json")
+    known = {entry["id"]: entry["profile"] for entry in json_resource("spec", "requirements.json")
              ["requirements"]}
     from memspec.peers.fg_agent_memory import FgAgentMemoryEngine
 
@@ -118,7 +118,7 @@ def test_classified_requirements_exist_and_are_claimed_profiles() -> None:
 
 
 def test_every_memspec_difference_names_a_decision_note_of_the_spec() -> None:
-    spec = load_spec_text()
+    spec = spec_text()
     for name, cause in classification()["causes"].items():
         if cause["class"] == "memspec-difference":
             assert f"**{cause['decision']}.**" in spec, (

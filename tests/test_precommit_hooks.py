@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from memspec._data import load_vectors
+from memspec.data import json_resource
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS_FILE = ROOT / ".pre-commit-hooks.yaml"
@@ -102,7 +102,7 @@ def test_the_files_pattern_picks_memory_files(hook_id: str) -> None:
 
 def _memory_file() -> dict[str, Any]:
     """The published signed memory file (three records, signed by key A)."""
-    published = load_vectors("published/fg-agent-memory-0.1.json")
+    published = json_resource("vectors", "published/fg-agent-memory-0.1.json")
     return copy.deepcopy(published["artifacts"]["memory_file"]["file"])
 
 

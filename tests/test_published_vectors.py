@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 import memspec
-from memspec._data import load_json, load_vectors
+from memspec.data import json_resource
 
-MEMORY: dict[str, Any] = load_vectors("published/fg-agent-memory-0.1.json")
-IDENTITY: dict[str, Any] = load_vectors("published/fg-agent-id-0.2.json")
+MEMORY: dict[str, Any] = json_resource("vectors", "published/fg-agent-memory-0.1.json")
+IDENTITY: dict[str, Any] = json_resource("vectors", "published/fg-agent-id-0.2.json")
 Check = tuple[str, Callable[[], None]]
 
 #: Seeds A, B, C (bytes 00..1f, 20..3f, 40..5f): fg-agent-id's addresses a, b, c are their keys.
@@ -85,7 +85,7 @@ def _memory_checks() -> list[Check]:
                                              mfile["file"])),
     ]
     table = {(t["from"], t["to"]): t["legal"]
-             for t in load_json("spec", "legality.json")["transitions"]}
+             for t in json_resource("spec", "legality.json")["transitions"]}
     for item in MEMORY["lifecycle"]["legality"]:
         checks.append((f"legality/{item['from']}-to-{item['to']}", lambda item=item: _eq(
             table[(item["from"], item["to"])], item["legal"])))

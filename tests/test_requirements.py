@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from memspec import MemspecError
-from memspec._data import data_path, load_json, load_spec_text
+from memspec import MemspecError, data
 from memspec._requirements import (
     EXTENSION_FAMILIES,
     LEVELS,
@@ -24,6 +23,7 @@ from memspec._requirements import (
     requirement_index,
     requirements_document,
 )
+from memspec.data import json_resource, resource_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -195,7 +195,7 @@ _KEYWORD = re.compile(r"\b(MUST NOT|MUST|SHOULD NOT|SHOULD|MAY)\b")
 
 @pytest.fixture(scope="module")
 def spec_text() -> str:
-    return load_spec_text()
+    return data.spec_text()
 
 
 @pytest.fixture(scope="module")
@@ -214,7 +214,7 @@ def extension_reqs() -> list[Requirement]:
 
 
 def test_requirements_json_is_what_the_generator_produces(spec_text: str) -> None:
-    shipped = data_path("spec", "requirements.json").read_text(encoding="utf-8")
+    shipped = resource_text("spec", "requirements.json")
     assert shipped == render_requirements_json(spec_text, None, load_extensions_text()), (
         "spec/requirements.json is stale: run python tools/gen_requirements.py"
     )
@@ -232,7 +232,7 @@ def test_generator_check_mode_passes() -> None:
 def test_ids_are_unique(reqs: list[Requirement], extension_reqs: list[Requirement]) -> None:
     ids = [req.id for req in (*reqs, *extension_reqs)]
     assert len(ids) == len(set(ids))
-    document = load_json("spec", "requirements.json")
+    document = json_resource("spec", "requirements.json")
     assert document["count"] == len(document["requirements"]) == len(ids)
 
 
@@ -250,7 +250,7 @@ def test_no_requirement_outside_the_catalogue_and_its_additions(
 
 
 def test_levels_and_profiles_are_known(reqs: list[Requirement]) -> None:
-    profiles = set(load_json("spec", "operations.json")["profiles"])
+    profiles = set(json_resource("spec", "operations.json")["profiles"])
     for req in reqs:
         assert req.level in LEVELS, req
         assert req.profile in profiles, req
@@ -293,7 +293,7 @@ def test_extension_requirements_stay_in_their_families(
     assert extension_reqs
     assert all(req.family in EXTENSION_FAMILIES for req in extension_reqs)
     assert not any(req.family in EXTENSION_FAMILIES for req in reqs)
-    extension_profiles = set(load_json("spec", "extensions.json")["profiles"])
+    extension_profiles = set(json_resource("spec", "extensions.json")["profiles"])
     assert {req.profile for req in extension_reqs} - {"format"} <= extension_profiles
     for req in extension_reqs:
         assert req.level in req.summary, req

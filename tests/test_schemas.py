@@ -30,7 +30,6 @@ from referencing.exceptions import Unresolvable
 
 import memspec
 from memspec import strategies as ms
-from memspec._data import data_path, load_json, load_vectors, vector_files
 from memspec._errors import MemspecError
 from memspec._schemas import (
     SCHEMA_BASE,
@@ -42,6 +41,7 @@ from memspec._schemas import (
     validate,
     validator_for,
 )
+from memspec.data import has_resource, json_resource, vector_files
 
 PUBLISHED = "published/fg-agent-memory-0.1.json"
 SETTINGS = settings(max_examples=150, deadline=None,
@@ -149,7 +149,7 @@ def test_validate_names_the_pointer() -> None:
 
 
 def _published() -> Any:
-    return load_vectors(PUBLISHED)
+    return json_resource("vectors", PUBLISHED)
 
 
 def test_published_records_and_file_are_valid() -> None:
@@ -161,13 +161,13 @@ def test_published_records_and_file_are_valid() -> None:
 
 @pytest.mark.parametrize("name", ["legality", "operations", "requirements"])
 def test_spec_table_is_valid(name: str) -> None:
-    if not data_path("spec", f"{name}.json").is_file():
+    if not has_resource("spec", f"{name}.json"):
         pytest.skip(f"spec/{name}.json does not exist yet")
-    assert iter_errors(load_json("spec", f"{name}.json"), name) == []
+    assert iter_errors(json_resource("spec", f"{name}.json"), name) == []
 
 
 def test_vector_operations_match_the_operation_table() -> None:
-    table = load_json("spec", "operations.json")
+    table = json_resource("spec", "operations.json")
     enum = load_schema("vectors/common")["$defs"]["group"]["properties"]["operation"]["enum"]
     assert set(enum) == set(table["operations"])
     for operation in table["operations"].values():
@@ -176,7 +176,7 @@ def test_vector_operations_match_the_operation_table() -> None:
 
 @pytest.mark.parametrize("name", vector_files())
 def test_vectors_file_matches_the_schema_it_names(name: str) -> None:
-    doc = load_vectors(name)
+    doc = json_resource("vectors", name)
     assert doc["schema"] == f"{SCHEMA_BASE}vectors/{name.removesuffix('.json')}.json"
     assert iter_errors(doc, doc["schema"]) == []
 
@@ -863,7 +863,7 @@ def test_record_schema_agrees_with_code_on_arbitrary_field_values(
 def _validation_vectors(operation: str) -> list[Any]:
     cases: list[Any] = []
     for name in vector_files():
-        for group in load_vectors(name)["groups"]:
+        for group in json_resource("vectors", name)["groups"]:
             if group["operation"] == operation:
                 cases.extend(pytest.param(t, id=t["id"]) for t in group["tests"])
     return cases

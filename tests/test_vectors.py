@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import memspec
-from memspec._data import load_json, load_vectors, vector_files
+from memspec.data import json_resource, vector_files
 from memspec.engine import operations
 from tests._vectors import load_vector_cases
 
@@ -37,7 +37,7 @@ def _derive(args: Args) -> Args:
 
 
 def _is_legal(args: Args) -> Args:
-    table = load_json("spec", "legality.json")["transitions"]
+    table = json_resource("spec", "legality.json")["transitions"]
     answers = {(t["from"], t["to"]): t["legal"] for t in table}
     return {"legal": answers[(args["from"], args["to"])]}
 
@@ -113,7 +113,7 @@ _REQ = re.compile(r"[A-Z]+-[0-9]+\Z")
 
 @pytest.mark.parametrize("name", vector_files())
 def test_vector_file_shape(name: str) -> None:
-    doc = load_vectors(name)
+    doc = json_resource("vectors", name)
     stem = name.removesuffix(".json")
     assert doc["name"] == stem
     assert doc["spec_version"] == memspec.SPEC_VERSION
@@ -167,12 +167,12 @@ def test_engine_vector_records_are_valid(case: dict[str, Any]) -> None:
 def test_vector_file_matches_its_schema(name: str) -> None:
     from memspec._schemas import iter_errors
 
-    assert iter_errors(load_vectors(name), f"vectors/{name}") == []
+    assert iter_errors(json_resource("vectors", name), f"vectors/{name}") == []
 
 
 def test_requirement_ids_are_in_the_catalogue() -> None:
     try:
-        catalogue = load_json("spec", "requirements.json")
+        catalogue = json_resource("spec", "requirements.json")
     except FileNotFoundError:
         pytest.skip("spec/requirements.json is not generated yet")
     items = catalogue.get("requirements", catalogue)
@@ -197,7 +197,7 @@ def test_no_vector_holds_a_reserved_code_point(name: str) -> None:
     # interoperable NFC, so no vector may hold one (noncharacters are stable and allowed).
     from memspec._unicode import assigned_in_unicode_14
 
-    reserved = sorted({f"U+{ord(char):04X}" for text in _strings(load_vectors(name))
+    reserved = sorted({f"U+{ord(char):04X}" for text in _strings(json_resource("vectors", name))
                        for char in text if not assigned_in_unicode_14(char)
                        and not _noncharacter(ord(char))})
     assert not reserved, reserved
@@ -212,7 +212,7 @@ def _noncharacter(code: int) -> bool:
 ENGINE_CASES = [p for p in ALL_CASES if p.values[0]["operation"] in ENGINE_ONLY]
 #: Each test id's group ``project``: per result key, the members each entry is compared on.
 PROJECTIONS = {test["id"]: grp.get("project", {}) for name in vector_files()
-               for grp in load_vectors(name)["groups"] for test in grp["tests"]}
+               for grp in json_resource("vectors", name)["groups"] for test in grp["tests"]}
 
 
 def _project(value: Any, members: list[str] | None) -> Any:
@@ -265,7 +265,7 @@ def test_readme_table_counts_match_the_files() -> None:
     rows = {m[1]: (int(m[2]), int(m[3]), int(m[4])) for m in _README_ROW.finditer(text)}
     counts = {}
     for name in vector_files():
-        tests = [t for g in load_vectors(name)["groups"] for t in g["tests"]]
+        tests = [t for g in json_resource("vectors", name)["groups"] for t in g["tests"]]
         valid = sum(t["result"] == "valid" for t in tests)
         counts[name] = (len(tests), valid, len(tests) - valid)
     assert rows == counts

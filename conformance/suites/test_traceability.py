@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from memspec._data import load_vectors, vector_files
 from memspec.conformance._outcomes import Requirement, binding, catalogue
+from memspec.data import json_resource, vector_files
 
 SUITES = "memspec.conformance.suites"
 
@@ -57,7 +57,7 @@ def static_coverage() -> set[str]:
         covered |= _requirement_ids(_marks(module))
         covered |= _tests_in(vars(module))
     for name in vector_files():
-        data = load_vectors(name)
+        data = json_resource("vectors", name)
         if not isinstance(data, dict):
             continue
         for group in data.get("groups", []):

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from memspec._data import load_vectors, vector_files
 from memspec._errors import EngineError
 from memspec.conformance._machines_observe import wrote_on_rejection
 from memspec.conformance._outcomes import RequirementFailed, judges_input, untestable_reason
 from memspec.conformance._session import EngineSession, summarize
+from memspec.data import json_resource, vector_files
 
 #: Operations whose rejection must leave the store unchanged.
 STORE_BACKED = frozenset({
@@ -61,7 +61,7 @@ def _cases(only: str | None = None) -> list[Any]:
     the PROTO-7 or PROTO-8 test judges, with that requirement alone."""
     params: list[Any] = []
     for name in vector_files():
-        data = load_vectors(name)
+        data = json_resource("vectors", name)
         if not isinstance(data, dict) or "groups" not in data:
             continue
         for group in data["groups"]:

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from memspec._data import data_path, load_json
 from memspec._errors import MemspecError
+from memspec.data import json_resource, resource_text
 
 __all__ = [
     "EXTENSIONS_SOURCE",
@@ -272,14 +272,14 @@ def _requirements_in(block: _Block) -> Iterator[tuple[str, str, str]]:
 
 
 def _known_profiles() -> frozenset[str]:
-    table: dict[str, Any] = load_json("spec", "operations.json")["profiles"]
-    extensions: dict[str, Any] = load_json("spec", "extensions.json")["profiles"]
+    table: dict[str, Any] = json_resource("spec", "operations.json")["profiles"]
+    extensions: dict[str, Any] = json_resource("spec", "extensions.json")["profiles"]
     return frozenset(table) | frozenset(extensions)
 
 
 def load_extensions_text() -> str:
     """The normative text of the extension profiles (EXTENSIONS.md)."""
-    return data_path("spec", "EXTENSIONS.md").read_text(encoding="utf-8")
+    return resource_text("spec", "EXTENSIONS.md")
 
 
 def parse_requirements(
@@ -403,7 +403,7 @@ def requirements_from_document(document: object) -> list[Requirement]:
 
 def load_requirements() -> list[Requirement]:
     """Every requirement, from the packaged ``spec/requirements.json``."""
-    return requirements_from_document(load_json("spec", "requirements.json"))
+    return requirements_from_document(json_resource("spec", "requirements.json"))
 
 
 def requirement_index() -> dict[str, Requirement]:

@@ -23,11 +23,12 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, Literal
 
-from memspec._data import load_json
+from memspec._data import data_path, load_json
 from memspec._data import vector_files as _vector_files
 from memspec._errors import MemspecError
 
 __all__ = [
+    "Area",
     "DataNotFound",
     "Effect",
     "LegalityTable",
@@ -38,16 +39,23 @@ __all__ = [
     "VectorCase",
     "VectorFile",
     "VectorGroup",
+    "has_resource",
+    "json_resource",
     "legality",
     "operations",
     "profiles",
     "published",
     "requirements",
+    "resource_bytes",
+    "resource_text",
+    "spec_text",
     "vector_files",
     "vectors",
 ]
 
 Effect = Literal["session", "pure", "reads", "writes"]
+#: The folders of the package data: the spec's tables and prose, the JSON Schemas, the vectors.
+Area = Literal["spec", "schemas", "vectors"]
 
 
 class DataNotFound(MemspecError, LookupError):
@@ -102,6 +110,51 @@ class _Table(Mapping[str, Any]):
         return f"<memspec.data {self._what} table: {len(self._items)} entries>"
 
 
+# --------------------------------------------------------------------------- files as shipped
+
+
+def _resource(area: Area, name: str) -> Any:
+    path = data_path(area, name)
+    if not path.is_file():
+        raise DataNotFound(f"file in memspec.{area}", name)
+    return path
+
+
+def has_resource(area: Area, name: str) -> bool:
+    """Whether the package data has the file ``name`` (a relative path) in ``area``."""
+    return bool(data_path(area, name).is_file())
+
+
+def json_resource(area: Area, name: str) -> Mapping[str, Any]:
+    """A JSON file of the package data exactly as shipped (``json_resource("spec",
+    "tamper.json")``, ``json_resource("vectors", "published/fg-agent-id-0.2.json")``).
+
+    Parsed once and shared: the value is read only (typed ``Mapping``; copy it to change
+    it). It stays plain JSON (dicts and lists) so that a JSON Schema validator or
+    ``json.dumps`` takes it as it is; the typed views above are the way to read a table.
+    """
+    _resource(area, name)
+    value: Mapping[str, Any] = load_json(area, name)
+    return value
+
+
+def resource_text(area: Area, name: str) -> str:
+    """A text file of the package data, decoded as UTF-8."""
+    text: str = _resource(area, name).read_text(encoding="utf-8")
+    return text
+
+
+def resource_bytes(area: Area, name: str) -> bytes:
+    """A file of the package data, byte for byte."""
+    raw: bytes = _resource(area, name).read_bytes()
+    return raw
+
+
+def spec_text(name: str = "SPEC.md") -> str:
+    """The normative prose: ``SPEC.md``, or ``EXTENSIONS.md`` for the extension profiles."""
+    return resource_text("spec", name)
+
+
 # --------------------------------------------------------------------------- the legality table
 
 
@@ -134,6 +187,11 @@ class LegalityTable:
     def is_legal(self, from_state: str, to_state: str) -> bool:
         """Whether the table allows the change."""
         return self.transition(from_state, to_state).legal
+
+    @property
+    def legal_pairs(self) -> frozenset[tuple[str, str]]:
+        """Every (from, to) pair the table allows."""
+        return frozenset((t.from_state, t.to_state) for t in self.transitions if t.legal)
 
     def legal_targets(self, from_state: str) -> tuple[str, ...]:
         """The states a record in ``from_state`` may move to, in table order."""
@@ -364,8 +422,6 @@ def vectors(name: str) -> VectorFile:
 def published(name: str) -> Mapping[str, Any]:
     """A verbatim published vectors file (``vectors/published``), read-only, by file name
     (``"fg-agent-memory-0.1.json"``, ``"fg-agent-id-0.2.json"``)."""
-    from memspec._data import data_path
-
     root = data_path("vectors", "published")
     known = tuple(sorted(p.name for p in root.iterdir() if p.name.endswith(".json")))
     if name not in known:

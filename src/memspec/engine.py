@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from memspec._data import load_json
 from memspec._errors import UnsupportedError, error_for_code
+from memspec.data import json_resource
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -33,8 +33,8 @@ PROTOCOL_VERSION = "memspec-engine/1"
 
 
 def _merged(member: str) -> dict[str, Any]:
-    core: dict[str, Any] = load_json("spec", "operations.json")[member]
-    extra: dict[str, Any] = load_json("spec", "extensions.json")[member]
+    core: dict[str, Any] = json_resource("spec", "operations.json")[member]
+    extra: dict[str, Any] = json_resource("spec", "extensions.json")[member]
     # Why core wins: an extension can add names but never redefine a core one.
     return {**core, **{k: v for k, v in extra.items() if k not in core}}
 
@@ -52,7 +52,7 @@ def profiles() -> dict[str, Any]:
 
 def extension_profiles() -> tuple[str, ...]:
     """The names of the optional extension profiles (``spec/extensions.json``), in order."""
-    return tuple(load_json("spec", "extensions.json")["profiles"])
+    return tuple(json_resource("spec", "extensions.json")["profiles"])
 
 
 @runtime_checkable

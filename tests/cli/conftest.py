@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from memspec._data import load_vectors
+from memspec.data import json_resource
 
 SCRIPT = Path(sys.executable).with_name("memspec")
 
 
 def published() -> dict[str, Any]:
-    return copy.deepcopy(load_vectors("published/fg-agent-memory-0.1.json"))
+    return copy.deepcopy(json_resource("vectors", "published/fg-agent-memory-0.1.json"))
 
 
 @pytest.fixture

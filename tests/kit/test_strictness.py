@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from memspec._data import load_json, load_spec_text
 from memspec._errors import ERROR_CLASSES
 from memspec.conformance._outcomes import (
     FAILED,
@@ -16,16 +15,17 @@ from memspec.conformance._outcomes import (
     judges_input,
 )
 from memspec.conformance._report import TestResult, build_report, check_report
+from memspec.data import json_resource, spec_text
 
 
 def _spec_table() -> dict[str, str]:
-    text = load_spec_text()
+    text = spec_text()
     section = text[text.index("### 18.4 Error classes"):text.index("### 18.5")]
     return dict(re.findall(r"^\| `([a-z-]+)` \| (input|semantic|engine) \|", section, re.M))
 
 
 def test_the_judges_column_is_data_and_agrees_with_the_spec() -> None:
-    data = {c["code"]: c["judges"] for c in load_json("spec", "error-classes.json")["classes"]}
+    data = {c["code"]: c["judges"] for c in json_resource("spec", "error-classes.json")["classes"]}
     assert data == _spec_table()
     assert set(data) == set(ERROR_CLASSES), "every error class of SPEC 18.4 says what it judges"
     assert input_classes() == {"canonical", "limit", "encoding", "record", "file"}

@@ -47,10 +47,10 @@ def snapshot(store: RecordStore) -> dict[str, tuple[bytes, ...]]:
 
 def published_vectors() -> dict[str, Any]:
     """The published fg-agent-memory vectors (memspec's package data copy, as plain JSON)."""
-    from memspec._data import load_json
+    from memspec.data import json_resource
 
     name = "published/fg-agent-memory-0.1.json"
-    loaded: dict[str, Any] = copy.deepcopy(load_json("vectors", name))
+    loaded: dict[str, Any] = copy.deepcopy(json_resource("vectors", name))
     return loaded
 
 

@@ -25,7 +25,7 @@ from memspec import (
     SigningKey,
     UnsupportedError,
 )
-from memspec._data import load_json, load_vectors, vector_files
+from memspec.data import json_resource, vector_files
 from memspec.engine import extension_profiles, operations, profiles
 from memspec.protocol import check_handshake, check_result
 from memspec.reference import (
@@ -215,7 +215,7 @@ def test_every_write_keeps_the_index_current(engine: ReferenceEngine) -> None:
 
 
 def _required(op: str) -> list[str]:
-    definition = load_json("schemas", "protocol.json")["$defs"].get(f"{op}.args", {})
+    definition = json_resource("schemas", "protocol.json")["$defs"].get(f"{op}.args", {})
     required: list[str] = definition.get("required", [])
     return required
 
@@ -314,7 +314,7 @@ _STORE_BACKED = frozenset({
 def _vector_cases() -> list[Any]:
     cases = []
     for name in vector_files():
-        data = load_vectors(name)
+        data = json_resource("vectors", name)
         for group in data.get("groups", []):
             operation = group["operation"]
             for test in group["tests"]:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from memspec import LifecycleError, SigningKey
-from memspec._data import load_json
+from memspec.data import json_resource
 from memspec.reference.lifecycle import (
     FLAG_REASON,
     LEGAL_TRANSITIONS,
@@ -23,7 +23,7 @@ from memspec.reference.records import MemoryRecord, RecordState, Transition
 
 from .conftest import at, new_record, published_vectors
 
-_TABLE: list[dict[str, Any]] = load_json("spec", "legality.json")["transitions"]
+_TABLE: list[dict[str, Any]] = json_resource("spec", "legality.json")["transitions"]
 _ILLEGAL = [(row["from"], row["to"]) for row in _TABLE if not row["legal"]]
 
 

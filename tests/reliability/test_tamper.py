@@ -35,17 +35,17 @@ from memspec import (
     signed_payload,
     verify_file,
 )
-from memspec._data import load_json
 from memspec._requirements import load_requirements
 from memspec._rollback import Witness, sign_with_sequence, verify_fresh
 from memspec.conformance import _builders as build
+from memspec.data import json_resource
 from memspec.reference.engine import create_engine
 from memspec.reference.memory import Memory, export_file, load_file
 from memspec.reference.records import MemoryRecord
 from memspec.reference.stores import FileRecordStore, InMemoryRecordStore, SQLiteRecordStore
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLE: dict[str, Any] = load_json("spec", "tamper.json")
+TABLE: dict[str, Any] = json_resource("spec", "tamper.json")
 CLASSES = {entry["id"]: entry for entry in TABLE["classes"]}
 AGENT = SigningKey(bytes(range(100, 132)))
 ATTACKER = SigningKey(bytes(range(200, 232)))

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from memspec._canonical import parse_json
-from memspec._data import load_vectors, vector_files
 from memspec._display import terminal
 from memspec._errors import MemspecError
 from memspec.cli._io import UsageError, emit, read_text, write_output
 from memspec.cli._keys import load_key
 from memspec.cli._render import badge_endpoint, badge_svg, report_html, report_markdown
+from memspec.data import json_resource, vector_files
 
 __all__ = ["engine_options", "jobs_args", "register", "run_kit"]
 
@@ -201,7 +201,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _case_index() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     cases: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     for name in vector_files():
-        data = load_vectors(name)
+        data = json_resource("vectors", name)
         for group in data.get("groups", []):
             cases.extend((name, group, case) for case in group["tests"])
     return cases

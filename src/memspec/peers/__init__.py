@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memspec._data import load_json
+from memspec.data import json_resource
 
 __all__ = ["CLASSIFICATIONS", "classification", "expected_outcome"]
 
@@ -22,7 +22,7 @@ CLASSIFICATIONS = {"fg-agent-memory": "fg-agent-memory-0.2.0.json"}
 
 def classification(engine: str = "fg-agent-memory") -> dict[str, Any]:
     """The committed classification of ``engine`` (schemas/peer-classification.json)."""
-    data: dict[str, Any] = load_json("spec", f"peers/{CLASSIFICATIONS[engine]}")
+    data: dict[str, Any] = dict(json_resource("spec", f"peers/{CLASSIFICATIONS[engine]}"))
     return data
 
 
