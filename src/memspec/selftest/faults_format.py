@@ -12,7 +12,7 @@ from typing import Any
 
 from memspec._canonical import MAX_SAFE_INTEGER, canonical_json
 from memspec._encoding import canonical_timestamp, check_timestamp
-from memspec._errors import MemspecError
+from memspec._errors import EncodingError, MemspecError
 from memspec.selftest._shapes import rescue
 from memspec.selftest.faults import (
     Fault,
@@ -238,6 +238,31 @@ def _round_ms(result: Json, args: Json) -> Json:
     return result
 
 
+_FEB_29 = re.compile(r"(\d{4})(-02-29[Tt])")
+
+
+def _leap_rule(is_leap: Callable[[int], bool]) -> Transform:
+    """canonical_timestamp with its own leap-year test for 29 February (one branch wrong).
+
+    A day the buggy test calls leap is converted as the same instant of a real leap
+    year (2024) and given its year back, so the offset and fraction handling stay right.
+    """
+
+    def run(op: str, args: Json, inner: Inner) -> Json:
+        value = args.get("value")
+        match = _FEB_29.match(value) if isinstance(value, str) else None
+        if match is None:
+            return inner(op, args)
+        year = match.group(1)
+        if not is_leap(int(year)):
+            raise EncodingError(f"{value!r} names no real day")
+        result = inner(op, {**args, "value": "2024" + str(value)[4:]})
+        stamp = str(result["timestamp"])
+        return {**result, "timestamp": year + stamp[4:]} if stamp.startswith("2024") else result
+
+    return only("canonical_timestamp", run)
+
+
 FAULTS = (
     Fault("canonical-accepts-trailing-commas", "CJ-1", "format",
           "canonicalize drops a trailing comma instead of rejecting the text",
@@ -285,4 +310,13 @@ FAULTS = (
     Fault("timestamp-rounds-milliseconds", "ENC-5", "format",
           "canonical_timestamp rounds sub-millisecond digits instead of truncating them",
           after("canonical_timestamp", _round_ms)),
+    Fault("leap-year-never", "ENC-5", "format",
+          "canonical timestamps reject 29 February of every year, leap years included",
+          _leap_rule(lambda year: False)),
+    Fault("leap-year-always", "ENC-5", "format",
+          "canonical timestamps accept 29 February of every year (only the day count of "
+          "a leap February is known)", _leap_rule(lambda year: True)),
+    Fault("leap-year-every-fourth", "ENC-5", "format",
+          "the leap-year test is year % 4 == 0, so 29 February 1900 and 2100 are accepted",
+          _leap_rule(lambda year: year % 4 == 0)),
 )
