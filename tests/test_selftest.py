@@ -57,7 +57,8 @@ NARROW_SAMPLE = (
     "ingest-accepts-rule",              # write
 )
 #: Faults that prove the attribution (issue 14): caught on their requirement and no other.
-ATTRIBUTION = ("resolve-accepts-self-resolution", "tombstone-state-reason-null")
+ATTRIBUTION = ("resolve-accepts-self-resolution", "load-trusts-foreign-unverified-file",
+               "tombstone-state-reason-null")
 FULL = os.environ.get("MEMSPEC_FULL_SELFTEST") == "1"
 
 

@@ -17,7 +17,12 @@ from memspec import (
     verify_file,
 )
 from memspec.conformance import _builders as build
-from memspec.conformance._machines import attempt, expect_rejected, snapshot
+from memspec.conformance._machines import (
+    attempt,
+    describe_change,
+    expect_rejected,
+    snapshot,
+)
 from memspec.conformance._outcomes import RequirementFailed
 
 
@@ -124,21 +129,78 @@ def test_round_trip_is_byte_identical(files: Files, engine: Any, keys: Any) -> N
         )
 
 
-@pytest.mark.requirement("FILE-5", "PROTO-7")
+Load = tuple[str, dict[str, Any]]
+"""A load the engine must refuse: what it is, and the load's arguments."""
+
+
+def _unverifiable_files(files: Files, keys: Any,
+                        records: list[dict[str, Any]]) -> list[Load]:
+    """Verifying loads of files without a valid file signature (FILE-5)."""
+    unsigned = build.memory_file(records, created_at=files.clock.now())
+    signed = sign_file(unsigned, keys.a)
+    stripped = {**signed, "signature": ""}
+    tampered = {**signed, "records": [{**records[0], "tags": ["added-later"]}, *records[1:]]}
+    wrong_agent = {**signed, "agent": keys.b.address}
+    return [(f"a verifying load of {what}", {"file": memory_file, "verify": True})
+            for what, memory_file in (("an unsigned file", unsigned),
+                                      ("a file whose signature was stripped", stripped),
+                                      ("a file changed after signing", tampered),
+                                      ("a file re-attributed to another agent", wrong_agent))]
+
+
+def _bad_record_signatures(files: Files, keys: Any,
+                           good: dict[str, Any]) -> list[Load]:
+    """Verifying loads of signed files that hold one record whose signature fails (FILE-6)."""
+    altered = {**sign_record(files.new("the alarm code is private"), keys.b), "tags": ["x"]}
+    reattributed = {**sign_record(files.new("the safe is behind the painting"), keys.b),
+                    "signed_by": keys.c.address}
+    payload = {**files.new("the vault opens at nine"), "signed_by": keys.b.address}
+    payload.pop("signature")
+    cross = {**payload, "signature": keys.b.sign("memory-file", payload)}
+    return [(f"a verifying load of a signed file holding {what}",
+             {"file": sign_file(build.memory_file([good, bad], created_at=files.clock.now()),
+                                keys.a), "verify": True})
+            for what, bad in (("a record changed after signing", altered),
+                              ("a record re-attributed to another signer", reattributed),
+                              ("a record signed under the memory-file context", cross))]
+
+
+def _other_signers(files: Files, keys: Any,
+                   records: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
+    """Loads expecting agent A of files A did not sign (FILE-11), with the error class."""
+    unsigned = build.memory_file(records, created_at=files.clock.now())
+    own = sign_file(unsigned, keys.a)
+    # The substitution: the same content re-signed by someone else, who names themself.
+    substituted = sign_file({**unsigned, "agent": None}, keys.b)
+    expecting = f"a load expecting agent {keys.a.address} of"
+    loads = [("signature", f"{expecting} {what}",
+              {"file": memory_file, "verify": verify, "expected_agent": keys.a.address})
+             for what, memory_file, verify in (
+                 ("a file re-signed by another agent", substituted, True),
+                 ("a file re-signed by another agent, verify false", substituted, False),
+                 ("an unsigned file naming the expected agent",
+                  {**unsigned, "agent": keys.a.address}, False),
+                 ("an unsigned file", unsigned, True))]
+    loads.append(("encoding", "a load whose expected_agent is not an address",
+                  {"file": own, "verify": True, "expected_agent": "amp:key:0OIl"}))
+    return loads
+
+
+# The tests of FILE-5, FILE-6 and FILE-11 judge only whether a load is refused, with its
+# class; whether a refused load wrote anything is PROTO-7's, judged on the same loads by
+# test_a_refused_load_writes_nothing, so a load that is wrongly accepted fails the FILE
+# requirement alone and never leaves PROTO-7 unjudged.
+
+
+@pytest.mark.requirement("FILE-5")
 def test_verifying_load_requires_a_file_signature(files: Files, engine: Any,
                                                   keys: Any) -> None:
     records = [files.new("the kettle is in the left cupboard"), files.new("tea before coffee")]
     unsigned = build.memory_file(records, created_at=files.clock.now())
-    signed = sign_file(unsigned, keys.a)
-    stripped = {**signed, "signature": ""}
-    tampered = {**signed, "records": [{**records[0], "tags": ["added-later"]}, records[1]]}
-    wrong_agent = {**signed, "agent": keys.b.address}
-    for what, memory_file in (("an unsigned file", unsigned),
-                              ("a file whose signature was stripped", stripped),
-                              ("a file changed after signing", tampered),
-                              ("a file re-attributed to another agent", wrong_agent)):
-        expect_rejected(engine, "load", "signature", "FILE-5",
-                        f"a verifying load of {what}", file=memory_file, verify=True)
+    for what, args in _unverifiable_files(files, keys, records):
+        expect_rejected(engine, "load", "signature", "FILE-5", what, judge_writes=False,
+                        **args)
+    engine.call("reset")  # what a refused load wrote is PROTO-7's, not this test's
     result, error = attempt(engine, "load", file=unsigned, verify=False)
     if error is not None:
         raise RequirementFailed(
@@ -162,25 +224,14 @@ def test_verification_is_decided_by_the_caller_not_the_file(files: Files, engine
                     file=unsigned, verify=True)
 
 
-@pytest.mark.requirement("FILE-6", "SIG-8", "PROTO-7")
+@pytest.mark.requirement("FILE-6", "SIG-8")
 def test_verifying_load_checks_every_signed_record(files: Files, engine: Any,
                                                    keys: Any) -> None:
     good = sign_record(files.new("the spare key is under the blue pot"), keys.b)
-    altered = {**sign_record(files.new("the alarm code is private"), keys.b), "tags": ["x"]}
-    reattributed = {**sign_record(files.new("the safe is behind the painting"), keys.b),
-                    "signed_by": keys.c.address}
-    other_context = files.new("the vault opens at nine")
-    payload = {**other_context, "signed_by": keys.b.address}
-    payload.pop("signature")
-    cross = {**payload, "signature": keys.b.sign("memory-file", payload)}
-    for what, bad in (("a record changed after signing", altered),
-                      ("a record re-attributed to another signer", reattributed),
-                      ("a record signed under the memory-file context", cross)):
-        memory_file = sign_file(build.memory_file([good, bad], created_at=files.clock.now()),
-                                keys.a)
-        expect_rejected(engine, "load", "signature", "FILE-6",
-                        f"a verifying load of a signed file holding {what}",
-                        file=memory_file, verify=True)
+    for what, args in _bad_record_signatures(files, keys, good):
+        expect_rejected(engine, "load", "signature", "FILE-6", what, judge_writes=False,
+                        **args)
+    engine.call("reset")  # what a refused load wrote is PROTO-7's, not this test's
     fine = sign_file(build.memory_file([good], created_at=files.clock.now()), keys.a)
     result = engine.call("load", file=fine, verify=True)
     if result["loaded"] != [good["id"]]:
@@ -188,30 +239,45 @@ def test_verifying_load_checks_every_signed_record(files: Files, engine: Any,
             "FILE-6", f"a file whose signatures all verify was not loaded: {result}")
 
 
-@pytest.mark.requirement("FILE-11", "PROTO-7")
+@pytest.mark.requirement("FILE-11")
 def test_a_loader_told_the_agent_refuses_any_other_signer(files: Files, engine: Any,
                                                           keys: Any) -> None:
     records = [files.new("the kettle is in the left cupboard"), files.new("tea before coffee")]
-    unsigned = build.memory_file(records, created_at=files.clock.now())
-    own = sign_file(unsigned, keys.a)
-    # The substitution: the same content re-signed by someone else, who names themself.
-    substituted = sign_file({**unsigned, "agent": None}, keys.b)
-    for what, memory_file, verify in (
-            ("a file re-signed by another agent", substituted, True),
-            ("a file re-signed by another agent, verify false", substituted, False),
-            ("an unsigned file naming the expected agent",
-             {**unsigned, "agent": keys.a.address}, False),
-            ("an unsigned file", unsigned, True)):
-        expect_rejected(engine, "load", "signature", "FILE-11",
-                        f"a load expecting agent {keys.a.address} of {what}",
-                        file=memory_file, verify=verify, expected_agent=keys.a.address)
-    expect_rejected(engine, "load", "encoding", "FILE-11",
-                    "a load whose expected_agent is not an address", file=own, verify=True,
-                    expected_agent="amp:key:0OIl")
+    for error_class, what, args in _other_signers(files, keys, records):
+        expect_rejected(engine, "load", error_class, "FILE-11", what, judge_writes=False,
+                        **args)
+    own = sign_file(build.memory_file(records, created_at=files.clock.now()), keys.a)
+    engine.call("reset")  # what a refused load wrote is PROTO-7's, not this test's
     result = engine.call("load", file=own, verify=True, expected_agent=keys.a.address)
     if result["loaded"] != [r["id"] for r in own["records"]]:
         raise RequirementFailed(
             "FILE-11", f"a file signed by the expected agent was not loaded: {result}")
+
+
+@pytest.mark.requirement("PROTO-7")
+@pytest.mark.profile("files")
+def test_a_refused_load_writes_nothing(files: Files, engine: Any, keys: Any) -> None:
+    """PROTO-7 on every load the FILE-5, FILE-6 and FILE-11 tests refuse: a load the engine
+    rejects leaves the store as it was. A load the engine accepts meets PROTO-7 vacuously
+    (nothing was rejected): accepting it is the FILE requirement's failure, not this one's.
+    """
+    kept = files.new("the umbrella hangs by the door", tags=["kept"])
+    records = [files.new("the kettle is in the left cupboard"), files.new("tea before coffee")]
+    good = sign_record(files.new("the spare key is under the blue pot"), keys.b)
+    loads = [*_unverifiable_files(files, keys, records),
+             *_bad_record_signatures(files, keys, good),
+             *((what, args) for _, what, args in _other_signers(files, keys, records))]
+    for what, args in loads:
+        engine.call("reset")
+        engine.call("put", record=kept)
+        before = snapshot(engine)
+        _, error = attempt(engine, "load", **args)
+        if error is None:
+            continue
+        change = describe_change(before, snapshot(engine))
+        if change:
+            raise RequirementFailed("PROTO-7", f"{what} was rejected ({error.code}: "
+                                    f"{error.message}) but load still wrote: {change}")
 
 
 @pytest.mark.requirement("FILE-9")

@@ -5,6 +5,11 @@ that used to be reported under others.
 itself, and writes nothing: the kit must fail RES-1, the vector's own requirement, and neither
 PROTO-7 (nothing was rejected, so nothing rejected wrote) nor anything of ``core``.
 
+``load-trusts-foreign-unverified-file`` accepts one invalid load, a file signed by another
+agent than the expected one, when the caller opted out of verification: the kit must fail
+FILE-11 alone, and judge PROTO-7 (every load it did refuse wrote nothing) rather than leave
+it inconclusive.
+
 ``tombstone-state-reason-null`` writes every tombstone with ``state_reason`` null instead of
 the redaction reason (fg-agent-memory 0.2.0 does): one field off its schema. The kit must
 fail LC-3 (an archived record carries a reason) and still judge the redaction's behaviour,
@@ -25,6 +30,16 @@ def _accept_self_resolution(op: str, args: Json, inner: Inner) -> Json:
     # store, so the only thing wrong is that it was not refused.
     if args.get("winner_id") is not None and args.get("winner_id") == args.get("loser_id"):
         return {"written": []}
+    return inner(op, args)
+
+
+def _trust_foreign_unverified(op: str, args: Json, inner: Inner) -> Json:
+    # Why only verify false with a signed file: the expectation is dropped exactly where a
+    # loader might think it has nothing to check, and every other load stays correct.
+    memory_file = args.get("file")
+    signed = isinstance(memory_file, dict) and memory_file.get("signature") not in ("", None)
+    if args.get("verify") is False and args.get("expected_agent") is not None and signed:
+        return inner(op, {k: v for k, v in args.items() if k != "expected_agent"})
     return inner(op, args)
 
 
@@ -50,6 +65,10 @@ FAULTS: tuple[Fault, ...] = (
           "resolve accepts a resolution whose winner and loser are one record (and writes "
           "nothing) instead of rejecting it",
           only("resolve", _accept_self_resolution)),
+    Fault("load-trusts-foreign-unverified-file", "FILE-11", "files",
+          "load with verify false ignores expected_agent for a signed file, so a file "
+          "re-signed by another agent loads",
+          only("load", _trust_foreign_unverified)),
     Fault("tombstone-state-reason-null", "LC-3", "lifecycle",
           "redaction writes tombstones whose state_reason is null instead of the redaction "
           "reason (an archived record without a reason)",
