@@ -11,7 +11,9 @@ failure) and PROTO-8 (a case listing it, run over the process protocol, where th
 message's number tokens must reach the engine; in process the kit hands over the
 values it parsed itself, so there it is CJ-6 alone that the case judges). A group's
 ``project`` names, per result key, the members each entry of that result list
-is compared on (recall scores and ingest messages are the engine's own).
+is compared on (recall scores and ingest messages are the engine's own), and a
+group with ``placeholders`` names the ids the engine chooses by placeholders
+(memspec.conformance._placeholders).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pytest
 from memspec._errors import EngineError
 from memspec.conformance._machines_observe import wrote_on_rejection
 from memspec.conformance._outcomes import RequirementFailed, judges_input, untestable_reason
+from memspec.conformance._placeholders import bind_placeholders
 from memspec.conformance._session import EngineSession, summarize
 from memspec.data import json_resource, operations, vector_files
 
@@ -108,6 +111,8 @@ def _run_case(engine: EngineSession, group: dict[str, Any], case: dict[str, Any]
     op = group["operation"]
     for rec in case.get("setup", []):
         engine.call("put", record=rec)
+    held = {str(rec["id"]) for rec in case.get("setup", [])}
+    bound: dict[str, str] = {}
     if case["result"] == "valid":
         try:
             result = engine.request(op, case["args"])
@@ -120,6 +125,8 @@ def _run_case(engine: EngineSession, group: dict[str, Any], case: dict[str, Any]
                 raise RequirementFailed(
                     blamed, f"{_context(case)}: {op} result lacks {key!r} (has {sorted(result)})")
             answered = project(result[key], projection.get(key))
+            if group.get("placeholders"):
+                expected = bind_placeholders(expected, answered, held, bound)
             if not json_equal(answered, expected):
                 raise RequirementFailed(
                     blamed, f"{_context(case)}: {op} answered {key} = "

@@ -3,16 +3,34 @@
 The report is compared on what the spec fixes (section 15.1): each action's pass,
 action, record_ids (in the order fixed per action), before and after; reasons
 are the engine's wording and are not compared. Only sub-passes whose output the
-spec fixes byte for byte are exercised: exact dedup (keeper and order, ties
-included) and the rule-flag sweep; promotion and detected transitions name ids
-and orders an engine chooses, so the kit tests them by their properties.
+spec fixes are exercised: exact dedup (keeper and order, ties included), the
+rule-flag sweep, promotion (CONS-10) and slot-conflict transitions (CONS-13).
+A promoted rule's id follows from wording the engine chooses and the order of a
+detected transition's sides is the engine's, so those ids are placeholders (the
+group's ``placeholders``): ``{"bind": name}`` a record the pass created,
+``{"bind": name, "among": [...]}`` one of the listed ids. Whether a pair is a near
+duplicate is the engine's heuristic (only a merge's shape is normative, CONS-6),
+so no vector expects a merge; the kit's test of CONS-3 checks a merge's ids when
+the engine merges.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from _vectorlib.fixtures import T1, T2, T3, T4, case, evolve, group, make, provenance, vector_file
+from _vectorlib.fixtures import (
+    T1,
+    T2,
+    T3,
+    T4,
+    case,
+    day,
+    evolve,
+    group,
+    make,
+    provenance,
+    vector_file,
+)
 from _vectorlib.lifecycle import archive
 
 NAME = "consolidation"
@@ -47,6 +65,28 @@ def _dedup(copies: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     ["superseded", "active"]) for c in rest]
 
 
+def _new(name: str) -> dict[str, Any]:
+    return {"bind": name}
+
+
+def _side(name: str, *records: dict[str, Any]) -> dict[str, Any]:
+    return {"bind": name, "among": [r["id"] for r in records]}
+
+
+def _episodes(tag: str, bodies: tuple[str, ...]) -> list[dict[str, Any]]:
+    return [make("episode", body, created_at=day(1, i + 1), tags=(tag,),
+                 occurred_at=day(0, i + 1), confidence=f"0.{6 + i}000",
+                 prov=provenance(ref=f"{tag}-{i}")) for i, body in enumerate(bodies)]
+
+
+def _conflict() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two facts whose shared slot disagrees (the CONS-13 floor), worded apart."""
+    return (make("fact", "The nightly export writes to the east bucket.", created_at=T1,
+                 slots={"export bucket": "east"}, prov=provenance(ref="ops-1")),
+            make("fact", "Exports land in a western storage bin.", created_at=T2,
+                 slots={"export bucket": "west"}, prov=provenance(ref="ops-2")))
+
+
 def build() -> dict[str, Any]:
     body, slots = "The backup job runs at two.", {"job": "backup"}
     graded = [_copy(body, f"graded-{i}", T1, c, slots)
@@ -66,6 +106,14 @@ def build() -> dict[str, Any]:
     fine = make("rule", "Feed the printer from tray two.", created_at=T1,
                 evidence=(live["id"], dead["id"]))
     sweep = sorted([(stale_rule["id"], "flag"), (wrongly["id"], "unflag")])
+    standups = _episodes("standup", ("Standup overran because of the outage review.",
+                                     "A fire drill cut standup short.",
+                                     "Standup moved to the big room on Thursday."))
+    east, west = _conflict()
+    promoted = [_action("promotion", "create", [_new("rule")], [], ["active"])]
+    opened = [_action("contradiction", "transition", [_side("first", east, west),
+                                                      _side("second", east, west)],
+                      ["active", "active"], ["transitional", "transitional"])]
     tests = [
         _case("dedup-keeper-by-confidence", "The copy with the highest confidence keeps; the "
               "others follow strongest first, each [copy, keeper]", ["dedup"], ["CONS-3", "CONS-5"],
@@ -81,6 +129,23 @@ def build() -> dict[str, Any]:
               [dead, dead_a, live, stale_rule, wrongly, fine],
               [_action("flag-sweep", kind, [rid], ["active"], ["active"])
                for rid, kind in sweep]),
+        _case("promotion-lists-the-rule", "Three episodes share a tag: one create action "
+              "naming the new rule alone (its episodes are in its evidence, not in the action)",
+              ["promotion", "placeholders"], ["CONS-3", "CONS-10"], standups, promoted),
+        _case("below-threshold-no-rule", "Two episodes share a tag, one short of the "
+              "threshold: nothing is promoted", ["promotion"], ["CONS-10"], standups[:2], []),
+        _case("transition-lists-both-sides", "Two facts whose shared slot disagrees: one "
+              "transition action naming both sides, each once (their order is the block's, "
+              "which the engine chooses)", ["contradiction", "placeholders"],
+              ["CONS-3", "CONS-13"], [east, west], opened),
+        _case("every-kind-in-pass-order", "Dedup, a slot conflict, a promotion and the "
+              "sweep in one pass: the actions in sub-pass order, each naming its own records",
+              ["dedup", "contradiction", "promotion", "sweep", "placeholders"],
+              ["CONS-1", "CONS-3"],
+              [*graded, east, west, *standups, dead, dead_a, live, stale_rule, wrongly, fine],
+              [*_dedup(graded), *opened, *promoted,
+               *(_action("flag-sweep", kind, [rid], ["active"], ["active"])
+                 for rid, kind in sweep)]),
         _case("nothing-to-do", "Distinct records: an empty report", [], ["CONS-3"],
               [live, make("fact", "The canteen opens at noon.", created_at=T2)], []),
     ]
@@ -90,7 +155,12 @@ def build() -> dict[str, Any]:
         {"projected": "Report entries are compared on the members the group's project names "
                       "(reasons are the engine's wording).",
          "dedup": "Exact dedup: the keeper, the order of the copies, ties.",
-         "sweep": "The rule-flag sweep."},
+         "sweep": "The rule-flag sweep.",
+         "promotion": "Promotion of episodes that share a signature (CONS-10).",
+         "contradiction": "A contradiction detected by a slot conflict (CONS-13).",
+         "placeholders": "Ids the engine chooses are placeholders: {\"bind\": name} for a "
+                         "record the pass created, {\"bind\": name, \"among\": [...]} for "
+                         "one of the listed ids; a name binds one id throughout the case."},
         [{**group(f"{NAME}-pass", "consolidate with near-dup nearly off: entries compared on "
                   "pass, action, record_ids, before and after (project)", "consolidate",
-                  "consolidation", tests), "project": PROJECTION}])
+                  "consolidation", tests), "project": PROJECTION, "placeholders": True}])
