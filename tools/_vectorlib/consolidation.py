@@ -131,21 +131,13 @@ def build() -> dict[str, Any]:
                for rid, kind in sweep]),
         _case("promotion-lists-the-rule", "Three episodes share a tag: one create action "
               "naming the new rule alone (its episodes are in its evidence, not in the action)",
-              ["promotion", "placeholders"], ["CONS-3", "CONS-10"], standups, promoted),
+              ["promotion", "placeholders"], ["CONS-3"], standups, promoted),
         _case("below-threshold-no-rule", "Two episodes share a tag, one short of the "
               "threshold: nothing is promoted", ["promotion"], ["CONS-10"], standups[:2], []),
         _case("transition-lists-both-sides", "Two facts whose shared slot disagrees: one "
               "transition action naming both sides, each once (their order is the block's, "
               "which the engine chooses)", ["contradiction", "placeholders"],
-              ["CONS-3", "CONS-13"], [east, west], opened),
-        _case("every-kind-in-pass-order", "Dedup, a slot conflict, a promotion and the "
-              "sweep in one pass: the actions in sub-pass order, each naming its own records",
-              ["dedup", "contradiction", "promotion", "sweep", "placeholders"],
-              ["CONS-1", "CONS-3"],
-              [*graded, east, west, *standups, dead, dead_a, live, stale_rule, wrongly, fine],
-              [*_dedup(graded), *opened, *promoted,
-               *(_action("flag-sweep", kind, [rid], ["active"], ["active"])
-                 for rid, kind in sweep)]),
+              ["CONS-3"], [east, west], opened),
         _case("nothing-to-do", "Distinct records: an empty report", [], ["CONS-3"],
               [live, make("fact", "The canteen opens at noon.", created_at=T2)], []),
     ]
