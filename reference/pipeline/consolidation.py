@@ -43,6 +43,8 @@ from memspec.reference.pipeline.consolidation_report import (
     Deferral,
     Rejection,
 )
+from memspec.reference.pipeline.contradiction import contradiction_pass
+from memspec.reference.pipeline.contradiction import partner as partner_of
 from memspec.reference.pipeline.operators import (
     CONSOLIDATION_KIND,
     ContradictionOperator,
@@ -76,7 +78,6 @@ __all__ = [
 PASSES = ("exact-dedup", "near-dup", "contradiction", "resolution", "promotion", "flag-sweep")
 #: The slot in which a promoted rule records the signature it was promoted for.
 PROMOTION_SLOT = "promotion_signature"
-_CLAIM_TYPES = frozenset({RecordType.FACT, RecordType.PROCEDURE})
 
 
 def _unit_decimal(value: object, name: str) -> Decimal:
@@ -321,54 +322,10 @@ def _near_dup(run: _Run, operator: NearDupOperator) -> None:
                 break
 
 
-def _transition_authority(proposal: Proposal, a: MemoryRecord, b: MemoryRecord) -> str | None:
-    if proposal.kind != ProposalKind.TRANSITION:
-        return f"a contradiction operator may only propose a transition, not {proposal.kind}"
-    if {proposal.target_id, proposal.other_id} != {a.id, b.id}:
-        return "the transition must name exactly the candidate pair"
-    return None
-
-
-def _partner(record: MemoryRecord) -> str | None:
-    if record.transition is None:
-        return None
-    first, second = record.transition.sides
-    return second if first == record.id else first
-
-
-def _contradiction(run: _Run, operator: ContradictionOperator) -> None:
-    claims = [r for r in run.store
-              if r.type in _CLAIM_TYPES
-              and r.state in (RecordState.ACTIVE, RecordState.TRANSITIONAL)]
-    entangled = {r.id for r in claims if r.state == RecordState.TRANSITIONAL}
-    found = operator.candidate_set(claims)
-    _defer_cuts(run, "contradiction", found)
-    for a, b in found.pairs:
-        if _partner(a) == b.id:
-            continue
-        proposal = operator.propose_transition(a, b, now=run.now)
-        if proposal is None:
-            continue
-        problem = _transition_authority(proposal, a, b)
-        if problem is not None:
-            run.reject("contradiction", f"transition of {a.id}, {b.id}",
-                       ProposalError(problem, requirement="CONS-2"))
-            continue
-        busy = sorted({a.id, b.id} & entangled)
-        if busy:
-            run.deferred.append(Deferral(
-                "contradiction", (a.id, b.id),
-                f"{', '.join(busy)} already joined a transition ({proposal.reason})"))
-            continue
-        if run.apply("contradiction", "transition", (a.id, b.id), proposal.reason,
-                     _given(proposal)):
-            entangled.update((a.id, b.id))
-
-
 def _open_pairs(store: RecordStore) -> list[tuple[MemoryRecord, MemoryRecord]]:
     pairs: dict[tuple[str, str], tuple[MemoryRecord, MemoryRecord]] = {}
     for record in store.list(state=RecordState.TRANSITIONAL):
-        partner_id = _partner(record)
+        partner_id = partner_of(record)
         if partner_id is None or partner_id not in store:
             continue
         partner = store.get(partner_id)
@@ -489,7 +446,7 @@ def consolidate(
     run = _Run(store, now)
     _exact_dedup(run)
     _near_dup(run, operators.near_dup)
-    _contradiction(run, operators.contradiction)
+    contradiction_pass(run, operators.contradiction)
     if operators.resolver is not None:
         _resolution(run, operators.resolver)
     _promotion(run, config.promotion_threshold)

@@ -123,6 +123,19 @@ class ContradictionOperator(ABC):
         """:meth:`candidates`, plus the records whose comparisons were cut (none by default)."""
         return CandidateSet(tuple(self.candidates(records)))
 
+    def beyond_slot_conflicts(self, records: Sequence[MemoryRecord]) -> CandidateSet | None:
+        """The pairs this operator detects beyond slot conflicts, or None (the default).
+
+        Contract when not None: the pairs :meth:`candidates` lists are exactly every
+        pair of distinct facts or procedures of ``records`` sharing a slot key whose
+        values differ as canonical JSON (CONS-13), plus the pairs returned here, none
+        of which has such a slot; and :meth:`propose_transition` proposes, for each
+        of them, a transition naming the pair. The pass then walks slot conflicts as
+        groups (one per slot key) instead of listing their pairs, and its report is
+        the one the pair list would give.
+        """
+        return None
+
 
 class ResolutionOperator(ABC):
     """Port: name the winner of an open transition, or abstain (leave it for a human)."""
@@ -284,8 +297,9 @@ class HeuristicContradictionOperator(ContradictionOperator):
                  max_block: int | None = DEFAULT_MAX_BLOCK) -> None:
         self.threshold = Decimal(str(threshold))
         self.max_block = max_block
-        # Why: the pass asks propose_transition about every candidate; the features of
-        # its records were computed for candidate_set already (reset there, per pass).
+        # Why: the pass asks propose_transition about the pairs it opens or defers; the
+        # features of their records were computed for the candidates already (reset
+        # there, per pass).
         self._features = TextFeatures()
 
     def reason(self, a: MemoryRecord, b: MemoryRecord, features: TextFeatures) -> str | None:
@@ -306,34 +320,18 @@ class HeuristicContradictionOperator(ContradictionOperator):
         return list(self.candidate_set(records).pairs)
 
     def candidate_set(self, records: Sequence[MemoryRecord]) -> CandidateSet:
-        """Exactly the blocked pairs this operator acts on.
+        """Exactly the blocked pairs this operator acts on: the pairs across the value
+        groups of each slot key, and those of :meth:`beyond_slot_conflicts`.
 
-        Slot conflicts come from records sharing a slot key: pairs across the
-        value groups of each key (a grouping, no pairwise scan). Negations come
-        from a prefix-filtered join (:func:`cross_join`) over content words
-        between the negated and the plain records only. Each pair is then checked
-        with :meth:`reason` on features computed once per record. A content word
-        held by more than ``max_block`` records is purged, and the records that
-        skipped one are the cuts. Slot keys are never purged: the default operator
-        must find every slot conflict (CONS-13). A subclass that overrides
-        :meth:`propose_transition` or :meth:`reason` gets the blocked set instead.
+        A subclass that overrides :meth:`propose_transition` or :meth:`reason` gets
+        the blocked set instead.
         """
-        cls = type(self)
-        features = self._features = TextFeatures()
-        if (cls.propose_transition is not HeuristicContradictionOperator.propose_transition
-                or cls.reason is not HeuristicContradictionOperator.reason):
+        beyond = self.beyond_slot_conflicts(records)
+        features = self._features
+        if beyond is None:
             return CandidateSet(tuple(super().candidates(records)))
         by_id = {r.id: r for r in records if r.type in _CLAIM_TYPES}
-        sides: dict[int, dict[str, frozenset[str]]] = {1: {}, -1: {}}
-        for rid, record in by_id.items():
-            sides[features.polarity(record)][rid] = features.words(record)
-        join = cross_join(sides[1], sides[-1], self.threshold, self.max_block)
-        if join is None:
-            return CandidateSet(tuple((a, b) for a, b in super().candidates(records)
-                                      if self.reason(a, b, features) is not None))
-        found = set(join.pairs)
-        cut = [(rid, f"content word {word!r}", join.sizes[word])
-               for rid, words in join.cut.items() for word in words]
+        found = {(a.id, b.id) for a, b in beyond.pairs}
         # Why: a slot conflict needs a shared key with two different values, so only
         # pairs across value groups of one key can have one.
         by_value: dict[str, dict[bytes, list[str]]] = defaultdict(lambda: defaultdict(list))
@@ -342,14 +340,44 @@ class HeuristicContradictionOperator(ContradictionOperator):
                 by_value[key][value].append(rid)
         for groups in by_value.values():
             lists = list(groups.values())
-            if len(lists) < 2:
-                continue
             for i, first in enumerate(lists):
                 for second in lists[i + 1:]:
                     found.update((a, b) if a < b else (b, a) for a in first for b in second)
+        return CandidateSet(tuple(sorted_pairs(by_id, found)), beyond.cuts)
+
+    def beyond_slot_conflicts(self, records: Sequence[MemoryRecord]) -> CandidateSet | None:
+        """The negation pairs that share no slot key whose values differ, and the cuts.
+
+        Negations come from a prefix-filtered join (:func:`cross_join`) over content
+        words between the negated and the plain records only, each pair then checked
+        with :meth:`reason` on features computed once per record. A content word held
+        by more than ``max_block`` records is purged, and the records that skipped one
+        are the cuts. Slot keys are never purged: the default operator finds every slot
+        conflict (CONS-13). At a threshold where no filter applies, the blocked pairs
+        are checked instead. None for a subclass that overrides
+        :meth:`propose_transition` or :meth:`reason`.
+        """
+        cls = type(self)
+        features = self._features = TextFeatures()
+        if (cls.propose_transition is not HeuristicContradictionOperator.propose_transition
+                or cls.reason is not HeuristicContradictionOperator.reason):
+            return None
+        by_id = {r.id: r for r in records if r.type in _CLAIM_TYPES}
+        sides: dict[int, dict[str, frozenset[str]]] = {1: {}, -1: {}}
+        for rid, record in by_id.items():
+            sides[features.polarity(record)][rid] = features.words(record)
+        join = cross_join(sides[1], sides[-1], self.threshold, self.max_block)
+        if join is None:
+            pairs = [(a.id, b.id) for a, b in super().candidates(list(by_id.values()))]
+            cut: list[tuple[str, str, int]] = []
+        else:
+            pairs = list(join.pairs)
+            cut = [(rid, f"content word {word!r}", join.sizes[word])
+                   for rid, words in join.cut.items() for word in words]
         return CandidateSet(
-            tuple((a, b) for a, b in sorted_pairs(by_id, found)
-                  if shares_block(a, b, features) and self.reason(a, b, features) is not None),
+            tuple((a, b) for a, b in sorted_pairs(by_id, pairs)
+                  if shares_block(a, b, features) and _slot_conflict(a, b, features) is None
+                  and self.reason(a, b, features) is not None),
             merge_cuts(cut, self.max_block or 0))
 
     def propose_transition(

@@ -370,3 +370,108 @@ def test_a_generated_agent_shaped_memory() -> None:
     records = [MemoryRecord.model_validate(r) for r in agent_records(400, seed=5)]
     check_candidates(records, "0.6", "0.5")
     check_report(records, "0.6", "0.5")
+
+
+# -- a hot entity: slot conflicts are a grouping, not a pair list (CONS-8) ----------------------
+
+
+def _hot_entity(count: int, seed: int) -> list[MemoryRecord]:
+    """``count`` facts about one entity: most give its one slot one of seven values, some
+    hold a second key too, some negate a value in the body only; plus unrelated facts."""
+    rng = random.Random(seed)
+    values = ("postgres", "mysql", "sqlite", "oracle", "db2", 5432, ["a", "b"])
+    records: list[MemoryRecord] = []
+    for index in range(count):
+        value = values[rng.randrange(len(values))]
+        roll = rng.random()
+        created = at(1 + index % 27, index)
+        if roll < 0.1:
+            body = f"The staging database is not {value} any more"
+            records.append(new_record(body, created_at=created))
+            continue
+        slots: dict[str, Any] = {"staging database": value}
+        if roll < 0.3:
+            slots["staging region"] = rng.choice(("eu", "us", "ap"))
+        if roll > 0.9:
+            slots = {"prod database": value}
+        body = f"The staging database is {value} (note {index})"
+        records.append(new_record(body, created_at=created, slots=slots,
+                                  confidence=rng.choice(("0.5000", "0.9000", "1.0000"))))
+    return records
+
+
+def test_a_hot_entity_reports_as_the_pair_list_does() -> None:
+    """A second pass too, over a store a first pass left with open transitions."""
+    records = _hot_entity(160, seed=3)
+    check_report(records, "0.6", "0.5")
+    config = ConsolidationConfig()
+    fast, slow = InMemoryRecordStore(), InMemoryRecordStore()
+    for record in records[:100]:
+        fast.put(record)
+        slow.put(record)
+    consolidate(fast, now=NOW, config=config)
+    consolidate(slow, now=NOW, config=config)
+    for record in records[100:]:
+        fast.put(record)
+        slow.put(record)
+    later = "2026-04-01T00:00:00.000Z"
+    got = consolidate(fast, now=later, config=config)
+    want = consolidate(slow, now=later, config=config, operators=ConsolidationOperators(
+        BlockedNearDup(), BlockedContradiction()))
+    assert got.model_dump() == want.model_dump()
+    assert snapshot(fast) == snapshot(slow)
+    assert any(len(d.record_ids) > 2 for d in got.deferred)
+
+
+def test_every_waiting_slot_pair_is_covered_by_a_group() -> None:
+    """Each slot-conflict pair not opened lies inside one deferral of its slot key, and the
+    counts in the reasons add up to the pairs that wait."""
+    records = _hot_entity(120, seed=8)
+    store = InMemoryRecordStore()
+    for record in records:
+        store.put(record)
+    report = consolidate(store, now=NOW)
+    opened = {frozenset(a.record_ids) for a in report.by_pass("contradiction")}
+    claims = [r for r in records if r.slots]
+    waiting = 0
+    for a, b in combinations(sorted(claims, key=lambda r: r.id), 2):
+        keys = sorted(k for k in a.slots.keys() & b.slots.keys() if a.slots[k] != b.slots[k])
+        if not keys or frozenset((a.id, b.id)) in opened:
+            continue
+        waiting += 1
+        assert any(f"slot {keys[0]!r}" in d.reason and {a.id, b.id} <= set(d.record_ids)
+                   for d in report.deferred), (a.id, b.id)
+    stated = 0
+    for deferral in report.deferred:
+        if deferral.reason.startswith("slot 'staging database'"):
+            stated += int(deferral.reason.split(" detected ")[0].rsplit(" ", 1)[1])
+    first_key = sum(1 for a, b in combinations(claims, 2)
+                    if "staging database" in a.slots.keys() & b.slots.keys()
+                    and a.slots["staging database"] != b.slots["staging database"]
+                    and frozenset((a.id, b.id)) not in opened)
+    assert stated == first_key and waiting >= first_key
+
+
+def test_a_hot_entity_asks_the_operator_linearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting, not timing: the default pass asks about the pairs it opens and the negation
+    pairs, while the pair list asks about every slot-conflict pair."""
+    calls = [0]
+    original = HeuristicContradictionOperator.propose_transition
+
+    def counted(self: HeuristicContradictionOperator, a: MemoryRecord, b: MemoryRecord, *,
+                now: str) -> Proposal | None:
+        calls[0] += 1
+        return original(self, a, b, now=now)
+
+    monkeypatch.setattr(HeuristicContradictionOperator, "propose_transition", counted)
+    asked = {}
+    for count in (100, 400):
+        store = InMemoryRecordStore()
+        for record in _hot_entity(count, seed=count):
+            store.put(record)
+        calls[0] = 0
+        consolidate(store, now=NOW)
+        asked[count] = calls[0]
+    negations = sum(1 for r in _hot_entity(400, seed=400) if " not " in r.body)
+    assert asked[400] <= 400 + negations * 400 // 7 + 50
+    assert asked[400] < 6 * asked[100]
