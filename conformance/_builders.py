@@ -17,6 +17,7 @@ from typing import Any
 from memspec._file import FORMAT_VERSION
 from memspec._record import record_id
 from memspec._signing import SigningKey
+from memspec.data import proposal_kinds
 
 __all__ = [
     "DEFAULT_PROVENANCE",
@@ -30,7 +31,7 @@ __all__ = [
 ]
 
 DEFAULT_PROVENANCE: dict[str, Any] = {"kind": "observation", "ref": None, "agent": None}
-PROPOSAL_KINDS = ("create", "supersede", "transition", "archive")
+PROPOSAL_KINDS = proposal_kinds()
 
 
 def record(

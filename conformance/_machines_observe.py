@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 from memspec import MemspecError, canonical_json
 from memspec.conformance._outcomes import RequirementFailed, judges_input
-from memspec.engine import operations
+from memspec.data import operations_with
 
 __all__ = [
     "PURE_OPERATIONS",
@@ -54,9 +54,7 @@ class ClockLike(Protocol):
         ...
 
 #: Operations that read and write no engine state: expect_rejected skips its store check.
-PURE_OPERATIONS = frozenset(
-    name for name, op in operations().items() if op["profile"] in ("format", "signing")
-) | {"is_legal", "lifecycle", "embed"}
+PURE_OPERATIONS = operations_with("pure")
 
 #: A store as the engine shows it: record id -> canonical bytes of every version, oldest first.
 Snapshot = dict[str, tuple[bytes, ...]]

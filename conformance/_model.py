@@ -27,7 +27,7 @@ __all__ = [
 #: Every (from, to) state pair the published legality table allows.
 LEGAL_TRANSITIONS = legality().legal_pairs
 #: Record states that count as live evidence for a rule (RULE-2).
-LIVE_STATES = frozenset({"active", "transitional"})
+LIVE_STATES = legality().live_states
 
 
 _MISSING = object()

@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from memspec._errors import EngineError, MemspecError
-from memspec.data import json_resource
+from memspec.data import always_profiles, json_resource
 
 __all__ = [
     "ALWAYS_PROFILES",
@@ -75,7 +75,7 @@ UNTESTABLE_PREFIX = "memspec:untestable: "
 
 LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")
 #: Profiles every engine is checked against without claiming them.
-ALWAYS_PROFILES = frozenset({"core"})
+ALWAYS_PROFILES = always_profiles()
 
 @dataclass(frozen=True)
 class Requirement:

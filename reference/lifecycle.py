@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 #: States whose records count as live evidence for a rule (RULE-2).
-LIVE_STATES = frozenset({RecordState.ACTIVE, RecordState.TRANSITIONAL})
+LIVE_STATES = frozenset(RecordState(s) for s in legality().live_states)
 #: The flag_reason of a rule flagged without a caller-given reason.
 FLAG_REASON = "every evidence record is archived, superseded or missing"
 

@@ -8,7 +8,6 @@ import pytest
 
 from memspec import (
     FORMAT_VERSION,
-    REDACTED_BODY,
     SigningKey,
     birth_digest,
     canonical_json,
@@ -24,6 +23,7 @@ from memspec.conformance._machines import (
     snapshot,
 )
 from memspec.conformance._outcomes import RequirementFailed
+from memspec.data import tombstone
 
 
 class Files:
@@ -324,12 +324,11 @@ def test_extension_fields_survive_the_round_trip(files: Files, engine: Any, keys
 
 def _squatter(record: dict[str, Any], now: str) -> dict[str, Any]:
     """The tombstone anyone who knows ``record``'s id can write (the section 17 table)."""
-    out = {**record, "state": "archived", "body": REDACTED_BODY, "slots": {}, "tags": [],
-           "confidence": "0.0000", "updated_at": now, "transition": None, "flagged": False,
-           "flag_reason": None, "signed_by": None, "signature": "", "state_reason": "squat",
-           "provenance": {"kind": "redaction", "ref": None, "agent": None},
-           "redacted": True, "redaction_reason": "squat", "birth_digest": birth_digest(record)}
-    out.pop("occurred_at", None)
+    out = {**record, **tombstone().fixed_values(), "updated_at": now, "transition": None,
+           "flagged": False, "flag_reason": None, "state_reason": "squat", "redacted": True,
+           "redaction_reason": "squat", "birth_digest": birth_digest(record)}
+    for name in tombstone().absent:
+        out.pop(name, None)
     return out
 
 

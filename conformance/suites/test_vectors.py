@@ -27,13 +27,10 @@ from memspec.conformance._machines_observe import wrote_on_rejection
 from memspec.conformance._outcomes import RequirementFailed, judges_input, untestable_reason
 from memspec.conformance._placeholders import bind_placeholders
 from memspec.conformance._session import EngineSession, summarize
-from memspec.data import json_resource, operations, vector_files
+from memspec.data import json_resource, operations, operations_with, vector_files
 
 #: Operations whose rejection must leave the store unchanged.
-STORE_BACKED = frozenset({
-    "put", "apply_proposal", "resolve", "ingest", "consolidate", "decay", "redact", "load",
-    "touch", "index", "observe", "falsify",
-})
+STORE_BACKED = operations_with("writes")
 #: Requirements a vector may list that a test of their own judges (see the module docstring).
 _OWN_TESTS = frozenset({"PROTO-7", "PROTO-8"})
 

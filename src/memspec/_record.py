@@ -26,6 +26,7 @@ from memspec._encoding import (
 )
 from memspec._errors import EncodingError, MemspecError, RecordError, SignatureError
 from memspec._signing import CONTEXT_RECORD, SigningKey, _verify_checked, verify_by_address
+from memspec.data import tombstone as _tombstone_shape
 
 __all__ = [
     "BIRTH_FIELDS",
@@ -57,8 +58,8 @@ RECORD_FIELDS = (
 )
 #: Fields emitted only when set.
 OPTIONAL_FIELDS = ("occurred_at", "redacted", "redaction_reason", "birth_digest")
-REDACTED_BODY = "[redacted]"
-REDACTION_KIND = "redaction"
+REDACTED_BODY: str = _tombstone_shape().fixed["body"]
+REDACTION_KIND: str = _tombstone_shape().fixed["provenance"]["kind"]
 _DEFINED = frozenset(RECORD_FIELDS) | frozenset(OPTIONAL_FIELDS)
 _FIELD_SET = frozenset(RECORD_FIELDS)
 _PROVENANCE_KEYS = frozenset({"kind", "ref", "agent"})
@@ -331,15 +332,13 @@ def _check_tombstone(record: dict[str, Any]) -> None:
                     "/birth_digest")
     if record["id"] != "mem:" + digest[:32]:
         raise _fail("a tombstone's id must be the prefix of its birth_digest", "RED-5", "/id")
-    expected: dict[str, Any] = {
-        "state": "archived", "body": REDACTED_BODY, "slots": {}, "tags": [],
-        "confidence": "0.0000", "signed_by": None, "signature": "",
-    }
-    for name, value in expected.items():
+    shape = _tombstone_shape()
+    for name, value in shape.fixed_values().items():
         if record[name] != value:
             raise _fail(f"a tombstone's {name} must be {value!r}", "RED-3", f"/{name}")
-    if "occurred_at" in record:
-        raise _fail("a tombstone must not carry occurred_at", "RED-3", "/occurred_at")
+    for name in shape.absent:
+        if name in record:
+            raise _fail(f"a tombstone must not carry {name}", "RED-3", f"/{name}")
 
 
 def signed_payload(record: dict[str, Any], signer: str) -> dict[str, Any]:

@@ -35,20 +35,25 @@ __all__ = [
     "Operation",
     "Profile",
     "Requirement",
+    "Tombstone",
     "Transition",
     "VectorCase",
     "VectorFile",
     "VectorGroup",
+    "always_profiles",
     "has_resource",
     "json_resource",
     "legality",
     "operations",
+    "operations_with",
     "profiles",
+    "proposal_kinds",
     "published",
     "requirements",
     "resource_bytes",
     "resource_text",
     "spec_text",
+    "tombstone",
     "vector_files",
     "vectors",
 ]
@@ -175,6 +180,8 @@ class LegalityTable:
 
     states: tuple[str, ...]
     transitions: tuple[Transition, ...]
+    #: The states whose records count as live evidence for a rule (RULE-2).
+    live_states: frozenset[str] = frozenset()
 
     def transition(self, from_state: str, to_state: str) -> Transition:
         """The table's entry for a pair; DataNotFound for a state outside the table."""
@@ -210,6 +217,7 @@ def legality() -> LegalityTable:
                        tuple(t.get("requirements", ())))
             for t in raw["transitions"]
         ),
+        live_states=frozenset(raw["live_states"]),
     )
 
 
@@ -257,6 +265,11 @@ class Operation:
                          if a.strip().endswith("?"))
 
     @property
+    def pure(self) -> bool:
+        """Whether the operation reads and writes no engine state."""
+        return self.effect == "pure"
+
+    @property
     def writes(self) -> bool:
         """Whether the operation may change engine state (a rejection must not, PROTO-7)."""
         return self.effect == "writes"
@@ -288,6 +301,76 @@ def operations() -> Mapping[str, Operation]:
                         raw["args"], raw["result"], ext)
         for name, raw, ext in _both("operations")
     })
+
+
+def always_profiles() -> frozenset[str]:
+    """The profiles every engine is checked against without claiming them (``core``)."""
+    return frozenset(name for name, p in profiles().items() if p.always)
+
+
+def operations_with(effect: Effect) -> frozenset[str]:
+    """The names of the operations of one effect (``operations_with("pure")``)."""
+    return frozenset(name for name, op in operations().items() if op.effect == effect)
+
+
+# --------------------------------------------------------------------------- record shapes
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    """What every redaction tombstone fixes, from ``schemas/record.json`` (RED-3, RED-4)."""
+
+    #: Field -> the value every tombstone has (state, body, slots, tags, provenance, ...).
+    fixed: Mapping[str, Any]
+    #: Fields a tombstone never carries (``occurred_at``).
+    absent: tuple[str, ...]
+    #: Fields only a tombstone carries, and always (``redacted``, ``redaction_reason``, ...).
+    required: tuple[str, ...]
+
+    def fixed_values(self) -> dict[str, Any]:
+        """The fixed fields as plain, fresh JSON, ready to merge into a record."""
+        return {name: _thawed(value) for name, value in self.fixed.items()}
+
+
+def _thawed(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    return value
+
+
+def _schema_value(schema: Mapping[str, Any], where: str) -> Any:
+    """The one value a sub-schema allows (a const, a null type, an object of such)."""
+    if "$ref" in schema:
+        file, _, pointer = schema["$ref"].partition("#/$defs/")
+        return _schema_value(load_json("schemas", file)["$defs"][pointer], where)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("type") == "null":
+        return None
+    if schema.get("type") == "object" and "properties" in schema:
+        return {k: _schema_value(v, f"{where}/{k}") for k, v in schema["properties"].items()}
+    raise DataNotFound("single-valued schema", where)
+
+
+@cache
+def tombstone() -> Tombstone:
+    """The tombstone's fixed fields, read from the record schema's ``tombstone`` definition."""
+    rule = load_json("schemas", "record.json")["$defs"]["tombstone"]
+    props: dict[str, Any] = rule["properties"]
+    return Tombstone(
+        fixed=_frozen({k: _schema_value(v, f"tombstone/{k}") for k, v in props.items()
+                       if v is not False}),
+        absent=tuple(k for k, v in props.items() if v is False),
+        required=tuple(rule["required"]),
+    )
+
+
+@cache
+def proposal_kinds() -> tuple[str, ...]:
+    """The kinds of operator proposal (``schemas/proposal.json``), in schema order."""
+    return tuple(load_json("schemas", "proposal.json")["properties"]["kind"]["enum"])
 
 
 # --------------------------------------------------------------------------- requirements

@@ -38,13 +38,13 @@ from memspec._record import (
     RECORD_FIELDS,
     RECORD_STATES,
     RECORD_TYPES,
-    REDACTED_BODY,
     birth_digest,
     record_id,
     sign_record,
 )
 from memspec._signing import SigningKey
 from memspec._unicode import UNICODE_VERSION, assigned_in_unicode_14
+from memspec.data import proposal_kinds, tombstone
 
 __all__ = [
     "PROPOSAL_KINDS",
@@ -70,7 +70,7 @@ __all__ = [
 TEST_SEED = bytes(range(32))
 #: The public test key signed strategies sign with.
 TEST_KEY = SigningKey(TEST_SEED)
-PROPOSAL_KINDS = ("create", "supersede", "transition", "archive")
+PROPOSAL_KINDS = proposal_kinds()
 
 _DEFINED = frozenset(RECORD_FIELDS) | frozenset(OPTIONAL_FIELDS)
 _SOURCE_KINDS = ("conversation", "observation", "tool", "consolidation", "import")
@@ -333,23 +333,16 @@ def _tombstone(draw: st.DrawFn, types: tuple[str, ...]) -> dict[str, Any]:
     return {
         "id": original["id"],
         "type": original["type"],
-        "body": REDACTED_BODY,
-        "slots": {},
-        "state": "archived",
-        "confidence": "0.0000",
+        **tombstone().fixed_values(),
         "created_at": original["created_at"],
         "updated_at": now,
-        "provenance": {"kind": "redaction", "ref": None, "agent": None},
         "evidence": original["evidence"],
         "supersedes": original["supersedes"],
         "superseded_by": original["superseded_by"],
         "transition": None,
         "state_reason": reason if draw(st.booleans()) else draw(_REASONS_S),
-        "tags": [],
         "flagged": original["flagged"],
         "flag_reason": original["flag_reason"],
-        "signed_by": None,
-        "signature": "",
         "redacted": True,
         "redaction_reason": reason,
         "birth_digest": birth_digest(original),

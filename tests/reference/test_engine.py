@@ -25,7 +25,7 @@ from memspec import (
     SigningKey,
     UnsupportedError,
 )
-from memspec.data import json_resource, vector_files
+from memspec.data import json_resource, operations_with, vector_files
 from memspec.engine import extension_profiles, operations, profiles
 from memspec.protocol import check_handshake, check_result
 from memspec.reference import (
@@ -305,10 +305,7 @@ def test_serve_main_speaks_the_process_protocol() -> None:
 
 
 #: Operations whose outcome depends on the engine's store; the others run on one store kind.
-_STORE_BACKED = frozenset({
-    "put", "get", "history", "list", "iterate", "apply_proposal", "resolve", "index", "search",
-    "recall", "touch", "ingest", "consolidate", "decay", "redact", "export", "load",
-})
+_STORE_BACKED = operations_with("reads") | operations_with("writes")
 
 
 def _vector_cases() -> list[Any]:

@@ -23,7 +23,8 @@ from functools import cache
 from typing import Any
 
 from memspec._errors import MemspecError
-from memspec._record import REDACTED_BODY, birth_digest, record_id
+from memspec._record import birth_digest, record_id
+from memspec.data import tombstone
 
 __all__ = [
     "Fault",
@@ -203,13 +204,13 @@ def evolve(record: Json, now: str, **changes: Any) -> Json:
 
 def tombstone_of(record: Json, reason: str, now: str) -> Json:
     """The redaction tombstone of ``record`` (what a correct engine would store)."""
-    out = {**copy.deepcopy(record), "state": "archived", "body": REDACTED_BODY, "slots": {},
-           "tags": [], "confidence": "0.0000", "updated_at": max(now, record["updated_at"]),
-           "provenance": {"kind": "redaction", "ref": None, "agent": None},
-           "transition": None, "flagged": False, "flag_reason": None, "signed_by": None,
-           "signature": "", "state_reason": reason, "redacted": True, "redaction_reason": reason,
+    out = {**copy.deepcopy(record), **tombstone().fixed_values(),
+           "updated_at": max(now, record["updated_at"]), "transition": None, "flagged": False,
+           "flag_reason": None, "state_reason": reason, "redacted": True,
+           "redaction_reason": reason,
            "birth_digest": record.get("birth_digest") or birth_digest(record)}
-    out.pop("occurred_at", None)
+    for name in tombstone().absent:
+        out.pop(name, None)
     return out
 
 
