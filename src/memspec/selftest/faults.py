@@ -227,6 +227,7 @@ def all_faults() -> tuple[Fault, ...]:
         faults_ext_ingest,
         faults_files,
         faults_format,
+        faults_headers,
         faults_lifecycle,
         faults_passes,
         faults_recall,
@@ -242,7 +243,7 @@ def all_faults() -> tuple[Fault, ...]:
     modules: Iterable[Any] = (faults_format, faults_records, faults_signing, faults_lifecycle,
                               faults_store, faults_recall, faults_consolidation, faults_files,
                               faults_data, faults_recall_states, faults_recall_history,
-                              faults_passes, faults_report_ids,
+                              faults_passes, faults_report_ids, faults_headers,
                               faults_verdicts)
     extensions: tuple[Fault, ...] = (tuple(faults_ext.EXTENSION_FAULTS)
                                      + tuple(faults_ext_ingest.EXTENSION_INGEST_FAULTS))
