@@ -4,7 +4,8 @@ Each is a realistic shortcut of a recall written from the spec that a chain of o
 link, or a budget every candidate fits into, would never show: a walk that stops
 at the first predecessor the state filters exclude, a walk of one link, a walk
 that follows ``superseded_by`` backwards, a walk that fails at a dangling link,
-and a selection that stops at the first unit that does not fit.
+a selection that stops at the first unit that does not fit, and a repeated recall
+that reinforces nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 
 from memspec._errors import NotFoundError
 from memspec.selftest._shapes import all_records, stored
-from memspec.selftest.faults import Fault, Inner, Json, after, only
+from memspec.selftest.faults import Fault, Inner, Json, Stateful, after, only
 
 __all__ = ["FAULTS"]
 
@@ -122,6 +123,28 @@ def _stop_at_first_misfit(op: str, args: Json, inner: Inner) -> Json:
     return _totalled([e for e in result["records"] if e["record"]["id"] in before])
 
 
+class _RepeatNotReinforced(Stateful):
+    """A cache of the last answer per query serves a repeated recall without touching what
+    it returns again (the second of two recalls in a row reinforces nothing)."""
+
+    def forget(self) -> None:
+        self.answered: set[str] = set()
+        self.missed: dict[str, int] = {}
+
+    def handle(self, op: str, args: Json, inner: Inner) -> Json:
+        result = inner(op, args)
+        if op == "recall":
+            key = repr(sorted((k, repr(v)) for k, v in args.items() if k != "now"))
+            if key in self.answered:
+                for entry in result["records"]:
+                    rid = str(entry["record"]["id"])
+                    self.missed[rid] = self.missed.get(rid, 0) + 1
+            self.answered.add(key)
+        elif op == "touch":
+            return {"count": result["count"] - self.missed.get(str(args.get("id")), 0)}
+        return result
+
+
 FAULTS = (
     Fault("history-stops-at-excluded", "RCL-7", "recall",
           "the include_history walk ends at the first predecessor the state filters exclude "
@@ -139,4 +162,7 @@ FAULTS = (
     Fault("budget-stops-at-first-misfit", "RCL-9", "recall",
           "the budget selection stops at the first record that does not fit, so smaller "
           "records after it are never included", only("recall", _stop_at_first_misfit)),
+    Fault("repeat-recall-not-reinforced", "RCL-14", "recall",
+          "the second of two identical recalls in a row is answered from a cache and touches "
+          "nothing", _RepeatNotReinforced()),
 )
