@@ -5,6 +5,12 @@ record and its reasons (the group's ``project``) and in order; every case is
 built so that the order the spec fixes does not depend on an engine's
 constants: records that tie on every factor (same state, relevance, updated_at,
 confidence and no touches) come in ascending id order (RCL-10).
+
+Two of section 13's cases are kit tests, not vectors. A budget skip (RCL-9) needs
+a budget between two records' token counts, and `tokens` is the engine's own
+estimate, so the kit reads the counts first (test_recall). Two recalls in a row
+(step 7) differ only in touch counts, which one call per case cannot observe; the
+kit recalls twice and reads the counts with `touch` (test_recall_states, RCL-14).
 """
 
 from __future__ import annotations
