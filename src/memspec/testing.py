@@ -1,0 +1,219 @@
+"""The conformance kit's checks, for an engine author's own test suite.
+
+Like ``zarr.testing``, this module gives engine authors the kit's reusable parts
+to run inside their own pytest suite, with their own fixtures and settings:
+
+* :class:`StoreContract`, a pytest base class: subclass it in a ``Test...`` class,
+  say how to build your engine, and pytest runs the store profile's contract tests
+  (put, get, history, list, iterate, version rules, not-found) against it. Each test
+  is marked with the requirement it checks and fails with a
+  :class:`RequirementFailed` whose message starts with that requirement's id.
+* :class:`LifecycleMachine` and :class:`StoreMachine`, hypothesis state machines:
+  build one with the engine under test (seen through :func:`connect`) and a
+  :class:`KitClock`, and let hypothesis drive it with your settings. Every rule is
+  mirrored on a model, and the engine is checked against the model after every step.
+
+The checks are the kit's own (``memspec.conformance``): the kit's store suite and
+:class:`StoreContract` call the same functions, and the kit runs the same machines.
+Importing this module never imports the reference engine.
+
+A minimal suite (see the "Testing your engine" guide for more)::
+
+    import pytest
+    from memspec.testing import StoreContract
+
+    from mypackage.engine import MyEngine
+
+    class TestMyEngineStore(StoreContract[MyEngine]):
+        engine_cls = MyEngine
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Generic, TypeVar
+
+import pytest
+from hypothesis import settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from memspec.conformance import _store_contract as contract
+from memspec.conformance._clock import KitClock
+from memspec.conformance._loading import process_engine
+from memspec.conformance._machines_lifecycle import LifecycleMachine
+from memspec.conformance._machines_observe import ClockLike, EngineLike, kit_settings
+from memspec.conformance._machines_store import StoreMachine
+from memspec.conformance._outcomes import RequirementFailed
+from memspec.conformance._session import Connection, EngineSession
+from memspec.engine import Engine
+
+__all__ = [
+    "ClockLike",
+    "EngineLike",
+    "EngineSession",
+    "KitClock",
+    "LifecycleMachine",
+    "RequirementFailed",
+    "StoreContract",
+    "StoreMachine",
+    "connect",
+    "machine_settings",
+]
+
+E = TypeVar("E", bound=Engine)
+
+
+def connect(engine: Engine, *, label: str | None = None) -> EngineSession:
+    """``engine`` as the kit sees it, reset to an empty store.
+
+    The session is what the kit's checks and machines call: ``call(op, **args)``
+    sends wire JSON (an in-process engine's answers go through a JSON round trip, its
+    typed errors become :class:`memspec.EngineError`), every result is checked against
+    ``schemas/protocol.json``, and an operation of a profile the engine does not claim
+    skips the test as not claimed. ``label`` names the engine in messages (default:
+    its class name).
+    """
+    session = EngineSession(Connection(engine, label=label or type(engine).__name__))
+    session.reset()
+    return session
+
+
+def machine_settings() -> settings:
+    """The hypothesis settings the kit runs its machines with: the active profile with no
+    deadline and no health checks (see ``kit_settings``). Pass your own instead to
+    ``run_state_machine_as_test`` for more examples or steps."""
+    return kit_settings()
+
+
+class StoreContract(Generic[E]):
+    """The store profile's contract tests, for a pytest class of your own.
+
+    Subclass it in a class whose name starts with ``Test`` and say how to build the
+    engine under test, one of three ways:
+
+    * ``engine_cls = MyEngine``: the engine's class, called with no arguments, once per
+      test (for a factory function, override :meth:`make_engine` instead);
+    * ``engine_command = "node engine.js"``: an engine speaking the process protocol,
+      started once per test (``engine_timeout`` seconds per request);
+    * override the ``memspec_engine`` fixture (it may use other fixtures, such as
+      ``tmp_path``) to yield a fresh engine.
+
+    Each test gets the engine reset, through :func:`connect`, as the ``engine``
+    fixture, and a :class:`KitClock` as ``clock``. A test fails with a
+    :class:`RequirementFailed` naming its requirement; an engine that does not claim
+    the ``store`` profile has every test skipped as not claimed.
+    """
+
+    #: The engine's class, called with no arguments once per test.
+    engine_cls: type[E] | None = None
+    #: Instead of ``engine_cls``: the command line of an engine speaking the process
+    #: protocol (shlex-split), started once per test.
+    engine_command: str | None = None
+    #: Seconds a process engine may take to answer one request.
+    engine_timeout: float = 10.0
+
+    def make_engine(self) -> Engine:
+        """A fresh engine from ``engine_cls`` or ``engine_command``."""
+        if self.engine_cls is not None:
+            built: Engine = self.engine_cls()
+            return built
+        if self.engine_command is not None:
+            return process_engine(self.engine_command, timeout=self.engine_timeout)
+        pytest.fail(f"{type(self).__name__} does not say which engine to test: set "
+                    "engine_cls or engine_command, or override the memspec_engine fixture",
+                    pytrace=False)
+
+    @pytest.fixture
+    def memspec_engine(self) -> Iterator[Engine]:
+        """The engine under test, fresh for each test and closed after it."""
+        engine = self.make_engine()
+        try:
+            yield engine
+        finally:
+            engine.close()
+
+    @pytest.fixture
+    def engine(self, memspec_engine: Engine) -> EngineSession:
+        """The engine under test as the kit's checks see it, reset (see :func:`connect`)."""
+        return connect(memspec_engine)
+
+    @pytest.fixture
+    def clock(self) -> KitClock:
+        """A deterministic clock starting at 2026-01-01T00:00:00.000Z."""
+        return KitClock()
+
+    def hypothesis_settings(self) -> settings:
+        """The settings ``test_store_state_machine`` runs with (override for more steps)."""
+        return machine_settings()
+
+    # One test per shared check (memspec.conformance._store_contract.CHECKS), under the
+    # name and requirement the kit's store suite gives it.
+
+    @pytest.mark.requirement("STORE-1")
+    def test_put_of_an_existing_id_appends(self, engine: EngineSession, clock: KitClock) -> None:
+        """put of a stored id appends a version and reports its number."""
+        contract.put_of_an_existing_id_appends(engine, clock)
+
+    @pytest.mark.requirement("STORE-2")
+    def test_history_is_every_version_in_write_order(self, engine: EngineSession,
+                                                      clock: KitClock) -> None:
+        """history is every version as written, oldest first."""
+        contract.history_is_every_version_in_write_order(engine, clock)
+
+    @pytest.mark.requirement("STORE-3")
+    def test_get_returns_the_latest_version(self, engine: EngineSession, clock: KitClock) -> None:
+        """get returns the latest version."""
+        contract.get_returns_the_latest_version(engine, clock)
+
+    @pytest.mark.requirement("STORE-4")
+    def test_unknown_ids_are_not_found(self, engine: EngineSession, clock: KitClock) -> None:
+        """get and history of an id never stored fail with not-found."""
+        contract.unknown_ids_are_not_found(engine, clock)
+
+    @pytest.mark.requirement("STORE-10")
+    def test_malformed_ids_never_reach_the_backend(self, engine: EngineSession,
+                                                   clock: KitClock) -> None:
+        """ids that are not record ids are refused, writing nothing."""
+        contract.malformed_ids_never_reach_the_backend(engine, clock)
+
+    @pytest.mark.requirement("STORE-5")
+    def test_list_filters_latest_versions(self, engine: EngineSession, clock: KitClock) -> None:
+        """list applies every filter to the latest versions, ordered by id."""
+        contract.list_filters_latest_versions(engine, clock)
+
+    @pytest.mark.requirement("STORE-5")
+    def test_iterate_returns_every_latest_version(self, engine: EngineSession,
+                                                  clock: KitClock) -> None:
+        """iterate returns every id once, at its latest version, ordered by id."""
+        contract.iterate_returns_every_latest_version(engine, clock)
+
+    @pytest.mark.requirement("STORE-5")
+    def test_list_rejects_unknown_filter_values(self, engine: EngineSession,
+                                                clock: KitClock) -> None:
+        """a list filter outside the vocabulary is a record error."""
+        contract.list_rejects_unknown_filter_values(engine, clock)
+
+    @pytest.mark.requirement("STORE-8")
+    def test_records_round_trip_byte_for_byte(self, engine: EngineSession,
+                                              clock: KitClock) -> None:
+        """a stored record comes back byte for byte."""
+        contract.records_round_trip_byte_for_byte(engine, clock)
+
+    @pytest.mark.requirement("STORE-11")
+    def test_put_rejects_invalid_records(self, engine: EngineSession, clock: KitClock) -> None:
+        """put refuses an invalid record with a record error and writes nothing."""
+        contract.put_rejects_invalid_records(engine, clock)
+
+    @pytest.mark.requirement("STORE-6")
+    def test_nothing_is_ever_deleted_by_store_writes(self, engine: EngineSession,
+                                                     clock: KitClock) -> None:
+        """no put removes or alters a stored version."""
+        contract.nothing_is_ever_deleted_by_store_writes(engine, clock)
+
+    @pytest.mark.requirement("STORE-1", "STORE-2", "STORE-3", "STORE-4", "STORE-5", "STORE-6",
+                             "STORE-11")
+    def test_store_state_machine(self, engine: EngineSession, clock: KitClock) -> None:
+        """Random valid and invalid puts and every read, checked against a model of the
+        store (:class:`StoreMachine`, with :meth:`hypothesis_settings`)."""
+        run_state_machine_as_test(lambda: StoreMachine(engine, clock),  # type: ignore[arg-type]
+                                  settings=self.hypothesis_settings())
