@@ -86,9 +86,11 @@ from memspec.reference.pipeline import (
     strength_key,
 )
 from memspec.reference.ports import (
+    Closable,
     Embedder,
     Operator,
     RecordStore,
+    Redacting,
     SearchIndex,
     list_filters,
     record_matches,
@@ -170,6 +172,7 @@ __all__ = [
     "STORE_KINDS",
     "TOUCH_BONUS",
     "Action",
+    "Closable",
     "ConsolidationConfig",
     "ConsolidationOperators",
     "ConsolidationReport",
@@ -201,6 +204,7 @@ __all__ = [
     "RecordState",
     "RecordStore",
     "RecordType",
+    "Redacting",
     "ReferenceEngine",
     "Rejection",
     "RememberResult",

@@ -20,14 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from memspec import (
-    CanonicalJSONError,
     EncodingError,
     EngineBase,
     FileError,
     LifecycleError,
-    LimitError,
-    MemspecError,
-    ProposalError,
     RecordError,
     SignatureError,
     SigningKey,
@@ -52,8 +48,10 @@ from memspec import (
     verify_file,
     verify_record,
 )
+from memspec.data import operations
 from memspec.engine import profiles
 from memspec.reference import extensions, lifecycle
+from memspec.reference._arguments import check_arguments
 from memspec.reference.memory import export_file, load_file
 from memspec.reference.pipeline.consolidation import (
     ConsolidationConfig,
@@ -62,7 +60,7 @@ from memspec.reference.pipeline.consolidation import (
 )
 from memspec.reference.pipeline.decay import DecayConfig, SalienceScores, decay
 from memspec.reference.pipeline.ingest import ingest
-from memspec.reference.ports import RecordStore, SearchIndex
+from memspec.reference.ports import Closable, RecordStore, Redacting, SearchIndex
 from memspec.reference.proposals import Proposal, apply_proposal, resolve
 from memspec.reference.records import MemoryRecord
 from memspec.reference.retrieval import retrieve
@@ -81,43 +79,34 @@ __all__ = [
 
 STORE_KINDS = ("memory", "file", "sqlite")
 _Args = dict[str, Any]
-_Error = type[MemspecError]
 
 
-# -- argument checks: missing or ill-typed arguments raise the operation's error class ---
-
-
-def _arg(args: _Args, name: str, error: _Error) -> Any:
-    if name not in args:
-        raise error(f"missing argument {name!r}")
-    return args[name]
-
-
-def _typed(args: _Args, name: str, kind: type | tuple[type, ...], error: _Error,
-           default: Any = ..., what: str = "") -> Any:
-    if name not in args and default is not ...:
-        return default
-    value = _arg(args, name, error)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        label = what or (kind.__name__ if isinstance(kind, type) else "a valid value")
-        raise error(f"argument {name!r} must be {label}, not {type(value).__name__}")
-    return value
+# -- arguments: checked once (reference/_arguments.py) before an op_* method sees them ----
 
 
 def _hex(args: _Args, name: str) -> bytes:
-    return decode_hex(_arg(args, name, EncodingError), name=f"argument {name!r}")
+    return decode_hex(args[name], name=f"argument {name!r}")
 
 
 def _now(args: _Args) -> str:
-    return check_timestamp(_arg(args, "now", EncodingError), field="now")
+    return check_timestamp(args["now"], field="now")
 
 
 def _key(args: _Args) -> SigningKey:
-    return SigningKey.from_hex(_arg(args, "seed_hex", EncodingError))
+    return SigningKey.from_hex(args["seed_hex"])
 
 
 def _record(args: _Args, name: str = "record") -> MemoryRecord:
-    return extensions.check_fields(MemoryRecord.model_validate(_arg(args, name, RecordError)))
+    return extensions.check_fields(MemoryRecord.model_validate(args[name]))
+
+
+def _extension_flag(args: _Args, name: str) -> bool:
+    # Why here: an extension profile's argument of a core operation is not in the core
+    # operation table, so the table-driven check does not see it.
+    value = args.get(name, False)
+    if not isinstance(value, bool):
+        raise EncodingError(f"argument {name!r} must be a boolean, not {type(value).__name__}")
+    return value
 
 
 def _check_loaded(position: int, item: object) -> None:
@@ -169,16 +158,51 @@ class _State:
 
     def close(self) -> None:
         for resource in (self.store, self.index):
-            closer: Callable[[], None] | None = getattr(resource, "close", None)
-            if closer is not None:
-                closer()
+            if isinstance(resource, Closable):
+                resource.close()
         if self.tempdir is not None:
             self.tempdir.cleanup()
             self.tempdir = None
 
 
-_LIFECYCLE_ARITY = {"supersede": 2, "begin_transition": 2, "resolve_transition": 2,
-                    "archive": 1}
+_Run = Callable[[list[MemoryRecord], str, str, list[Any]], Sequence[MemoryRecord]]
+
+
+@dataclass(frozen=True)
+class LifecycleStep:
+    """One pure function of the ``lifecycle`` operation: how many records it takes (None:
+    any number) and how it runs over (records, reason, now, missing evidence ids)."""
+
+    arity: int | None
+    run: _Run
+
+
+def _one(function: Callable[..., MemoryRecord]) -> _Run:
+    return lambda records, reason, now, _: [function(*records, reason=reason, now=now)]
+
+
+def _pair(function: Callable[..., Sequence[MemoryRecord]]) -> _Run:
+    return lambda records, reason, now, _: function(*records, reason=reason, now=now)
+
+
+def _refresh(records: list[MemoryRecord], reason: str, now: str,
+             missing: list[Any]) -> Sequence[MemoryRecord]:
+    if not records:
+        raise LifecycleError("refresh_rule_flag needs the rule as records[0]")
+    evidence: dict[str, MemoryRecord | None] = {str(m): None for m in missing}
+    evidence.update({r.id: r for r in records[1:]})
+    return [lifecycle.refresh_rule_flag(records[0], evidence, now=now, reason=reason or None)]
+
+
+#: The lifecycle operation's functions by name: exactly the enum of ``lifecycle.args``'s
+#: ``operation`` in schemas/protocol.json (tests/reference/test_arguments.py checks it).
+LIFECYCLE_STEPS: dict[str, LifecycleStep] = {
+    "supersede": LifecycleStep(2, _one(lifecycle.supersede)),
+    "begin_transition": LifecycleStep(2, _pair(lifecycle.begin_transition)),
+    "resolve_transition": LifecycleStep(2, _pair(lifecycle.resolve_transition)),
+    "archive": LifecycleStep(1, _one(lifecycle.archive)),
+    "refresh_rule_flag": LifecycleStep(None, _refresh),
+}
 
 
 class ReferenceEngine(EngineBase):
@@ -202,6 +226,12 @@ class ReferenceEngine(EngineBase):
     def close(self) -> None:
         self._state.close()
 
+    def call(self, operation: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Run ``operation`` once its arguments pass the table-driven check."""
+        if operation in operations() and isinstance(arguments, dict):
+            check_arguments(operation, arguments)
+        return super().call(operation, arguments)
+
     # -- core --------------------------------------------------------------------------
 
     def op_reset(self, args: _Args) -> _Args:
@@ -212,27 +242,27 @@ class ReferenceEngine(EngineBase):
     # -- format ------------------------------------------------------------------------
 
     def op_canonicalize(self, args: _Args) -> _Args:
-        text = _typed(args, "text", str, CanonicalJSONError, what="JSON text")
+        text = args["text"]
         return {"hex": canonical_json(parse_json(text)).hex()}
 
     def op_canonical_timestamp(self, args: _Args) -> _Args:
-        return {"timestamp": canonical_timestamp(_arg(args, "value", EncodingError))}
+        return {"timestamp": canonical_timestamp(args["value"])}
 
     def op_confidence_to_wire(self, args: _Args) -> _Args:
-        return {"wire": confidence_to_wire(_arg(args, "value", RecordError))}
+        return {"wire": confidence_to_wire(args["value"])}
 
     def op_address(self, args: _Args) -> _Args:
         return {"address": address_from_public_key(_hex(args, "public_key_hex"))}
 
     def op_parse_address(self, args: _Args) -> _Args:
         return {"public_key_hex": public_key_from_address(
-            _arg(args, "address", EncodingError)).hex()}
+            args["address"]).hex()}
 
     def op_decode_signature(self, args: _Args) -> _Args:
-        return {"hex": decode_signature(_arg(args, "signature", EncodingError)).hex()}
+        return {"hex": decode_signature(args["signature"]).hex()}
 
     def op_record_id(self, args: _Args) -> _Args:
-        record = _arg(args, "record", RecordError)
+        record = args["record"]
         return {"id": record_id(record), "birth_digest": birth_digest(record)}
 
     def op_validate_record(self, args: _Args) -> _Args:
@@ -240,24 +270,23 @@ class ReferenceEngine(EngineBase):
 
     def op_create_record(self, args: _Args) -> _Args:
         record = MemoryRecord.create(
-            _typed(args, "type", str, RecordError),
-            _typed(args, "body", str, RecordError),
-            _arg(args, "provenance", RecordError),
+            args["type"],
+            args["body"],
+            args["provenance"],
             created_at=_now(args),
-            slots=_typed(args, "slots", dict, RecordError, default=None),
-            confidence=_typed(args, "confidence", (str, int, float), RecordError, default=1.0),
-            evidence=_typed(args, "evidence", list, RecordError, default=[]),
-            supersedes=_typed(args, "supersedes", (str, type(None)), RecordError, default=None),
-            tags=_typed(args, "tags", list, RecordError, default=[]),
-            occurred_at=_typed(args, "occurred_at", (str, type(None)), RecordError,
-                               default=None),
-            extra=_typed(args, "extra", dict, RecordError, default=None),
+            slots=args.get("slots"),
+            confidence=args.get("confidence", 1.0),
+            evidence=args.get("evidence", []),
+            supersedes=args.get("supersedes"),
+            tags=args.get("tags", []),
+            occurred_at=args.get("occurred_at"),
+            extra=args.get("extra"),
         )
         return {"record": record.model_dump()}
 
     def op_evolve_record(self, args: _Args) -> _Args:
         record = _record(args)
-        changes = dict(_typed(args, "changes", dict, RecordError))
+        changes = dict(args["changes"])
         known = set(MemoryRecord.__dataclass_fields__) - {"extra", "_trusted"}
         extension = {k: changes.pop(k) for k in list(changes) if k not in known}
         if extension:
@@ -265,7 +294,7 @@ class ReferenceEngine(EngineBase):
         return {"record": record.evolve(_now(args), **changes).model_dump()}
 
     def op_validate_file(self, args: _Args) -> _Args:
-        return {"file": validate_file(_arg(args, "file", FileError))}
+        return {"file": validate_file(args["file"])}
 
     # -- signing -----------------------------------------------------------------------
 
@@ -274,8 +303,8 @@ class ReferenceEngine(EngineBase):
         return {"address": key.address, "public_key_hex": key.public_key.hex()}
 
     def op_signing_input(self, args: _Args) -> _Args:
-        context = _arg(args, "context", EncodingError)
-        return {"hex": signing_input(context, _arg(args, "payload", CanonicalJSONError)).hex()}
+        context = args["context"]
+        return {"hex": signing_input(context, args["payload"]).hex()}
 
     def op_ed25519_verify(self, args: _Args) -> _Args:
         return {"valid": ed25519_verify(_hex(args, "public_key_hex"), _hex(args, "message_hex"),
@@ -285,7 +314,7 @@ class ReferenceEngine(EngineBase):
         return {"record": _record(args).sign(_key(args)).model_dump()}
 
     def op_verify_record(self, args: _Args) -> _Args:
-        record = _arg(args, "record", RecordError)
+        record = args["record"]
         if isinstance(record, dict) and isinstance(record.get("signature"), str) \
                 and record["signature"]:
             try:  # a badly spelled signature is a signature failure, whatever else is wrong
@@ -296,50 +325,31 @@ class ReferenceEngine(EngineBase):
         return {"signed": verify_record(validate_record(record))}
 
     def op_sign_file(self, args: _Args) -> _Args:
-        memory_file = validate_file(_arg(args, "file", FileError))
+        memory_file = validate_file(args["file"])
         return {"file": sign_file(memory_file, _key(args))}
 
     def op_verify_file(self, args: _Args) -> _Args:
-        required = _typed(args, "require_signature", bool, FileError)
-        verify_file(_arg(args, "file", FileError), require_signature=required)
+        required = args["require_signature"]
+        verify_file(args["file"], require_signature=required)
         return {}
 
     # -- lifecycle ---------------------------------------------------------------------
 
     def op_is_legal(self, args: _Args) -> _Args:
-        return {"legal": lifecycle.is_legal(_arg(args, "from", LifecycleError),
-                                            _arg(args, "to", LifecycleError))}
+        return {"legal": lifecycle.is_legal(args["from"], args["to"])}
 
     def op_lifecycle(self, args: _Args) -> _Args:
-        operation = _typed(args, "operation", str, LifecycleError)
-        raw = _typed(args, "records", list, LifecycleError)
-        records = [MemoryRecord.model_validate(r) for r in raw]
-        reason = _typed(args, "reason", str, LifecycleError, default="")
+        step = LIFECYCLE_STEPS[args["operation"]]  # the schema's enum: always a known name
+        records = [MemoryRecord.model_validate(r) for r in args["records"]]
         now = _now(args)
-        if operation == "refresh_rule_flag":
-            missing = _typed(args, "missing", list, LifecycleError, default=[])
-            if not records:
-                raise LifecycleError("refresh_rule_flag needs the rule as records[0]")
-            evidence: dict[str, MemoryRecord | None] = {str(m): None for m in missing}
-            evidence.update({r.id: r for r in records[1:]})
-            rule = lifecycle.refresh_rule_flag(records[0], evidence, now=now,
-                                               reason=reason or None)
-            return {"records": _dumps([rule])}
-        arity = _LIFECYCLE_ARITY.get(operation)
-        if arity is None:
-            raise LifecycleError(f"unknown lifecycle operation {operation!r}")
-        if len(records) != arity:
-            raise LifecycleError(f"{operation} takes {arity} record(s), not {len(records)}")
-        if operation == "supersede":
-            return {"records": _dumps([lifecycle.supersede(*records, reason=reason, now=now)])}
-        if operation == "archive":
-            return {"records": _dumps([lifecycle.archive(records[0], reason=reason, now=now)])}
-        function = (lifecycle.begin_transition if operation == "begin_transition"
-                    else lifecycle.resolve_transition)
-        return {"records": _dumps(function(records[0], records[1], reason=reason, now=now))}
+        if step.arity is not None and len(records) != step.arity:
+            raise LifecycleError(f"{args['operation']} takes {step.arity} record(s), "
+                                 f"not {len(records)}")
+        written = step.run(records, args.get("reason", ""), now, args.get("missing", []))
+        return {"records": _dumps(written)}
 
     def op_apply_proposal(self, args: _Args) -> _Args:
-        proposal = Proposal.model_validate(_arg(args, "proposal", ProposalError))
+        proposal = Proposal.model_validate(args["proposal"])
         if proposal.record is not None:
             extensions.check_fields(proposal.record)
         written = apply_proposal(self._state.store, proposal, now=_now(args))
@@ -348,9 +358,9 @@ class ReferenceEngine(EngineBase):
 
     def op_resolve(self, args: _Args) -> _Args:
         written = resolve(self._state.store,
-                          winner_id=_arg(args, "winner_id", ProposalError),
-                          loser_id=_arg(args, "loser_id", ProposalError),
-                          reason=_typed(args, "reason", str, LifecycleError),
+                          winner_id=args["winner_id"],
+                          loser_id=args["loser_id"],
+                          reason=args["reason"],
                           now=_now(args))
         self._state.index_all(written)
         return {"written": _dumps(written)}
@@ -370,23 +380,23 @@ class ReferenceEngine(EngineBase):
         return {"version": version}
 
     def op_get(self, args: _Args) -> _Args:
-        return {"record": self._state.store.get(_arg(args, "id", RecordError)).model_dump()}
+        return {"record": self._state.store.get(args["id"]).model_dump()}
 
     def op_history(self, args: _Args) -> _Args:
-        return {"records": _dumps(self._state.store.history(_arg(args, "id", RecordError)))}
+        return {"records": _dumps(self._state.store.history(args["id"]))}
 
     def op_list(self, args: _Args) -> _Args:
         if "as_of" in args:  # x-time-travel (XTT-1)
             as_of = check_timestamp(args["as_of"], field="as_of")
             return {"records": _dumps(extensions.view_as_of(
                 self._state.store, as_of,
-                state=_typed(args, "state", str, RecordError, default=None),
-                type=_typed(args, "type", str, RecordError, default=None),
-                tag=_typed(args, "tag", str, RecordError, default=None)))}
+                state=args.get("state"),
+                type=args.get("type"),
+                tag=args.get("tag")))}
         records = self._state.store.list(
-            state=_typed(args, "state", str, RecordError, default=None),
-            type=_typed(args, "type", str, RecordError, default=None),
-            tag=_typed(args, "tag", str, RecordError, default=None),
+            state=args.get("state"),
+            type=args.get("type"),
+            tag=args.get("tag"),
         )
         return {"records": _dumps(records)}
 
@@ -400,37 +410,35 @@ class ReferenceEngine(EngineBase):
         return {}
 
     def op_search(self, args: _Args) -> _Args:
-        pairs = self._state.index.candidates(_arg(args, "query", EncodingError),
-                                             _arg(args, "k", LimitError))
+        pairs = self._state.index.candidates(args["query"], args["k"])
         return {"candidates": [{"id": rid, "score": score} for rid, score in pairs]}
 
     def op_embed(self, args: _Args) -> _Args:
-        text = _typed(args, "text", str, EncodingError, what="a string")
+        text = args["text"]
         return {"vector": list(HashEmbedder().embed(text))}
 
     def op_recall(self, args: _Args) -> _Args:
         block = retrieve(
-            _typed(args, "query", str, EncodingError, what="a string"),
+            args["query"],
             store=self._state.store, indexes=(self._state.index,),
-            budget_tokens=_arg(args, "budget_tokens", LimitError), now=_now(args),
-            include_history=_typed(args, "include_history", bool, EncodingError, default=False),
-            include_archived=_typed(args, "include_archived", bool, EncodingError,
-                                    default=False),
+            budget_tokens=args["budget_tokens"], now=_now(args),
+            include_history=args.get("include_history", False),
+            include_archived=args.get("include_archived", False),
             touches=self._state.scores,
             extensions=True,
-            include_expired=_typed(args, "include_expired", bool, EncodingError, default=False),
+            include_expired=_extension_flag(args, "include_expired"),
             as_of=args.get("as_of"),
         )
         return block.model_dump()
 
     def op_touch(self, args: _Args) -> _Args:
-        record = self._state.store.get(_arg(args, "id", RecordError))
+        record = self._state.store.get(args["id"])
         return {"count": self._state.scores.touch(record.id, _now(args))}
 
     # -- pipeline ----------------------------------------------------------------------
 
     def op_ingest(self, args: _Args) -> _Args:
-        proposals = _typed(args, "proposals", list, ProposalError)
+        proposals = args["proposals"]
         report = ingest(proposals, store=self._state.store, now=_now(args),
                         scores=self._state.scores, indexes=(self._state.index,),
                         extensions=True)
@@ -452,11 +460,10 @@ class ReferenceEngine(EngineBase):
         return report.model_dump()
 
     def op_redact(self, args: _Args) -> _Args:
-        redact: Callable[..., MemoryRecord] | None = getattr(self._state.store, "redact", None)
-        if redact is None:  # pragma: no cover - every reference store redacts
+        store = self._state.store
+        if not isinstance(store, Redacting):  # pragma: no cover - every reference store redacts
             raise UnsupportedError("this store offers no redaction")
-        tombstone = redact(_arg(args, "id", RecordError),
-                           reason=_typed(args, "reason", str, RecordError), now=_now(args))
+        tombstone = store.redact(args["id"], reason=args["reason"], now=_now(args))
         self._state.index.index(tombstone)
         return {"record": tombstone.model_dump()}
 
@@ -467,13 +474,13 @@ class ReferenceEngine(EngineBase):
         return {"file": export_file(self._state.store, now=_now(args), identity=identity)}
 
     def op_load(self, args: _Args) -> _Args:
-        verify = _typed(args, "verify", bool, FileError)
+        verify = args["verify"]
         memory_file = args.get("file")
         if isinstance(memory_file, dict) and isinstance(memory_file.get("records"), list):
             validate_file(memory_file)
             for position, item in enumerate(memory_file["records"]):
                 _check_loaded(position, item)
-        report = load_file(self._state.store, _arg(args, "file", FileError), verify=verify,
+        report = load_file(self._state.store, args["file"], verify=verify,
                            indexes=(self._state.index,),
                            expected_agent=args.get("expected_agent"))
         return report.model_dump()
@@ -482,14 +489,14 @@ class ReferenceEngine(EngineBase):
     # -- extension profiles (spec/EXTENSIONS.md) ----------------------------------------
 
     def op_observe(self, args: _Args) -> _Args:
-        record = extensions.observe(self._state.store, _arg(args, "id", RecordError),
+        record = extensions.observe(self._state.store, args["id"],
                                     _now(args))
         self._state.index.index(record)
         return {"record": record.model_dump()}
 
     def op_falsify(self, args: _Args) -> _Args:
-        record = extensions.falsify(self._state.store, _arg(args, "id", RecordError),
-                                    _arg(args, "reason", LifecycleError), _now(args))
+        record = extensions.falsify(self._state.store, args["id"], args["reason"],
+                                    _now(args))
         self._state.index.index(record)
         return {"record": record.model_dump()}
 

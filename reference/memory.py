@@ -78,7 +78,7 @@ from memspec.reference.pipeline.decay import DecayConfig, DecayReport, SalienceS
 from memspec.reference.pipeline.extractor import VerbatimExtractor, extract_all
 from memspec.reference.pipeline.ingest import IngestReport, ingest
 from memspec.reference.pipeline.operators import strength_key
-from memspec.reference.ports import Operator, RecordStore, SearchIndex
+from memspec.reference.ports import Closable, Operator, RecordStore, Redacting, SearchIndex
 from memspec.reference.proposals import Proposal, ProposalKind, resolve
 from memspec.reference.records import MemoryRecord, Provenance, RecordState, RecordType
 from memspec.reference.retrieval import RetrievedBlock, RetrievedRecord, retrieve
@@ -379,10 +379,9 @@ class Memory:
         except StoreError as exc:
             problems.append(exc.message)
         for resource in (self._store, *self._indexes):
-            closer = getattr(resource, "close", None)
-            if callable(closer):
+            if isinstance(resource, Closable):
                 try:
-                    closer()
+                    resource.close()
                 except (MemspecError, OSError, sqlite3.Error) as exc:
                     problems.append(f"closing {type(resource).__name__}: {exc}")
         if self._dir is not None:
@@ -542,10 +541,9 @@ class Memory:
 
     def redact(self, record_id: str, reason: str) -> MemoryRecord:
         """Destroy a record's content in every version (spec section 11); returns the tombstone."""
-        redact = getattr(self._store, "redact", None)
-        if not callable(redact):
+        if not isinstance(self._store, Redacting):
             raise UnsupportedError(f"{type(self._store).__name__} offers no redaction")
-        tombstone: MemoryRecord = redact(record_id, reason=reason, now=self._clock())
+        tombstone = self._store.redact(record_id, reason=reason, now=self._clock())
         self._index((tombstone,))
         return tombstone
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from memspec import NotFoundError, RecordError
 from memspec.reference._ids import is_record_id
@@ -20,9 +20,11 @@ if TYPE_CHECKING:
     from memspec.reference.proposals import Proposal
 
 __all__ = [
+    "Closable",
     "Embedder",
     "Operator",
     "RecordStore",
+    "Redacting",
     "SearchIndex",
     "list_filters",
     "record_matches",
@@ -146,6 +148,24 @@ class SearchIndex(ABC):
     @abstractmethod
     def candidates(self, query: str, k: int) -> tuple[tuple[str, float], ...]:
         """At most ``k`` ``(record id, score)`` pairs, best first, ties by id."""
+
+
+@runtime_checkable
+class Closable(Protocol):
+    """A resource that holds something to release (a connection, a file, a pending sidecar)."""
+
+    def close(self) -> None:
+        """Release it."""
+        ...
+
+
+@runtime_checkable
+class Redacting(Protocol):
+    """A store that can redact: the capability RecordStore deliberately lacks (RED-6)."""
+
+    def redact(self, record_id: str, *, reason: str, now: str) -> MemoryRecord:
+        """Replace every version of ``record_id`` with its tombstone; return the tombstone."""
+        ...
 
 
 class Operator(ABC):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 
 from memspec import StoreError
-from memspec.reference.ports import SearchIndex
+from memspec.reference.ports import Closable, SearchIndex
 from memspec.reference.records import MemoryRecord
 
 __all__ = ["DeferredIndex"]
@@ -68,6 +68,5 @@ class DeferredIndex(SearchIndex):
 
     def close(self) -> None:
         """Close the inner index, when it can be closed."""
-        closer = getattr(self.inner, "close", None)
-        if callable(closer):
-            closer()
+        if isinstance(self.inner, Closable):
+            self.inner.close()

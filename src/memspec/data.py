@@ -252,6 +252,9 @@ class Operation:
     args: str
     result: str
     extension: bool = False
+    #: Argument name -> the error class of a request that leaves it out (when required) or
+    #: gives it a value of the wrong shape under ``schemas/protocol.json``.
+    argument_errors: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def argument_names(self) -> tuple[str, ...]:
@@ -298,7 +301,8 @@ def operations() -> Mapping[str, Operation]:
     """Every operation by name, core then extension, in table order."""
     return _Table("operation", {
         name: Operation(name, raw["profile"], raw["effect"], raw["section"], raw["summary"],
-                        raw["args"], raw["result"], ext)
+                        raw["args"], raw["result"], ext,
+                        MappingProxyType(dict(raw["argument_errors"])))
         for name, raw, ext in _both("operations")
     })
 
