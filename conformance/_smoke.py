@@ -50,55 +50,56 @@ class SmokeResult:
         return out
 
 
-def _trivial_args() -> dict[str, dict[str, Any]]:
+def _argument_values() -> tuple[dict[str, Any], dict[tuple[str, str], Any]]:
+    """A plausible value for each argument name, and the few (operation, name) pairs whose
+    value must differ from the name's (a timestamp ``value`` versus a confidence one)."""
     from memspec.conformance._builders import memory_file, proposal, record
     from memspec.conformance._clock import KitClock
 
     now = KitClock().now()
     rec = record(created_at=now)
-    seed = "00" * 32
-    return {
-        "canonicalize": {"text": "{}"},
-        "canonical_timestamp": {"value": now},
-        "confidence_to_wire": {"value": 1},
-        "address": {"public_key_hex": "00" * 32},
-        "parse_address": {"address": "amp:key:11111111111111111111111111111111"},
-        "decode_signature": {"signature": "A" * 86 + "=="},
-        "record_id": {"record": rec},
-        "validate_record": {"record": rec},
-        "create_record": {"type": "fact", "body": "smoke", "now": now,
-                          "provenance": {"kind": "observation", "ref": None, "agent": None}},
-        "evolve_record": {"record": rec, "changes": {"tags": ["smoke"]}, "now": now},
-        "validate_file": {"file": memory_file([rec], created_at=now)},
-        "derive_key": {"seed_hex": seed},
-        "signing_input": {"context": "record", "payload": {}},
-        "ed25519_verify": {"public_key_hex": "00" * 32, "message_hex": "",
-                           "signature_hex": "00" * 64},
-        "sign_record": {"record": rec, "seed_hex": seed},
-        "verify_record": {"record": rec},
-        "sign_file": {"file": memory_file([rec], created_at=now), "seed_hex": seed},
-        "verify_file": {"file": memory_file([rec], created_at=now), "require_signature": False},
-        "is_legal": {"from": "active", "to": "archived"},
-        "lifecycle": {"operation": "archive", "records": [rec], "reason": "smoke", "now": now},
-        "apply_proposal": {"proposal": proposal("create", rec), "now": now},
-        "resolve": {"winner_id": rec["id"], "loser_id": rec["id"], "reason": "smoke", "now": now},
-        "put": {"record": rec},
-        "get": {"id": rec["id"]},
-        "history": {"id": rec["id"]},
-        "list": {},
-        "iterate": {},
-        "index": {"record": rec},
-        "search": {"query": "smoke", "k": 1},
-        "embed": {"text": "smoke"},
-        "recall": {"query": "smoke", "budget_tokens": 100, "now": now},
-        "touch": {"id": rec["id"], "now": now},
-        "ingest": {"proposals": [], "now": now},
-        "consolidate": {"now": now},
-        "decay": {"now": now},
-        "redact": {"id": rec["id"], "reason": "smoke", "now": now},
-        "export": {"now": now},
-        "load": {"file": memory_file([], created_at=now), "verify": False},
+    values: dict[str, Any] = {
+        "now": now, "record": rec, "records": [rec], "id": rec["id"], "winner_id": rec["id"],
+        "loser_id": rec["id"], "file": memory_file([rec], created_at=now), "seed_hex": "00" * 32,
+        "reason": "smoke", "text": "{}", "query": "smoke", "k": 1, "budget_tokens": 100,
+        "public_key_hex": "00" * 32, "message_hex": "", "signature_hex": "00" * 64,
+        "address": "amp:key:11111111111111111111111111111111", "signature": "A" * 86 + "==",
+        "context": "record", "payload": {}, "type": "fact", "body": "smoke",
+        "provenance": {"kind": "observation", "ref": None, "agent": None},
+        "changes": {"tags": ["smoke"]}, "require_signature": False, "verify": False,
+        "from": "active", "to": "archived", "operation": "archive", "proposals": [],
+        "proposal": proposal("create", rec),
     }
+    overrides: dict[tuple[str, str], Any] = {
+        ("canonical_timestamp", "value"): now, ("confidence_to_wire", "value"): 1,
+        ("load", "file"): memory_file([], created_at=now),
+    }
+    return values, overrides
+
+
+def _trivial_args() -> dict[str, dict[str, Any]]:
+    """Arguments for every operation with an owning profile: each argument of the operation
+    table the kit has a plausible value for. An operation with a required argument the kit
+    has no value for is a kit bug, never a silent ``{}``."""
+    from memspec._errors import MemspecError
+    from memspec.data import operations as table
+
+    values, overrides = _argument_values()
+    out: dict[str, dict[str, Any]] = {}
+    for name, op in table().items():
+        if op.profile is None:
+            continue
+        args: dict[str, Any] = {}
+        for arg in op.argument_names:
+            if (name, arg) in overrides:
+                args[arg] = overrides[(name, arg)]
+            elif arg in values:
+                args[arg] = values[arg]
+            elif arg not in op.optional_arguments:
+                raise MemspecError(f"kit bug: the smoke check has no value for argument {arg!r} "
+                                   f"of {name!r}")
+        out[name] = args
+    return out
 
 
 def smoke(engine: Engine) -> SmokeResult:
@@ -138,7 +139,7 @@ def smoke(engine: Engine) -> SmokeResult:
                 conn.call("reset", {})
             except (EngineError, EngineFault):
                 pass
-        checks.append(_try(conn, op, trivial.get(op, {}), allow_errors=True))
+        checks.append(_try(conn, op, trivial[op], allow_errors=True))
     checks.extend(SmokeCheck(f"{f.requirement}: {f.where}", False, f.message)
                   for f in conn.findings.values())
     return SmokeResult(all(c.ok for c in checks), info, tuple(checks),
