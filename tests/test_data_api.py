@@ -93,3 +93,31 @@ def test_files_as_shipped() -> None:
                   lambda: data.spec_text("NOPE.md")):
         with pytest.raises(data.DataNotFound, match="no file in memspec"):
             probe()
+
+
+def test_facts_of_the_tables_are_read_not_typed() -> None:
+    defs = data.json_resource("schemas", "defs.json")["$defs"]
+    assert data.record_states() == tuple(defs["record-state"]["enum"])
+    assert set(data.record_states()) == set(data.legality().states)
+    assert data.record_types() == tuple(defs["record-type"]["enum"])
+    assert data.legality().live_states < set(data.legality().states)
+    proposal = data.json_resource("schemas", "proposal.json")
+    assert data.proposal_kinds() == tuple(proposal["properties"]["kind"]["enum"])
+    assert data.always_profiles() == {n for n, p in data.profiles().items() if p.always}
+    effects = {op.effect for op in data.operations().values()}
+    assert set().union(*(data.operations_with(e) for e in effects)) == set(data.operations())
+    assert "put" in data.operations_with("writes") and "get" in data.operations_with("reads")
+    assert all(data.operations()[n].pure for n in data.operations_with("pure"))
+
+
+def test_the_tombstone_is_the_record_schema() -> None:
+    shape = data.tombstone()
+    rule = data.json_resource("schemas", "record.json")["$defs"]["tombstone"]
+    assert set(shape.fixed) | set(shape.absent) == set(rule["properties"])
+    assert shape.absent == ("occurred_at",)
+    assert shape.required == tuple(rule["required"])
+    values = shape.fixed_values()
+    assert values["provenance"] == {"kind": "redaction", "ref": None, "agent": None}
+    assert values["tags"] == [] and values["slots"] == {} and values["signed_by"] is None
+    values["tags"].append("x")  # a fresh copy each time: the shared shape is untouched
+    assert shape.fixed_values()["tags"] == []

@@ -25,8 +25,9 @@ from memspec.conformance._machines import (
     version_problems,
 )
 from memspec.conformance._outcomes import RequirementFailed
+from memspec.data import record_states
 
-_STATES = ("active", "transitional", "superseded", "archived")
+_STATES = record_states()
 
 
 class Kit:

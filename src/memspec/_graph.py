@@ -9,10 +9,11 @@ from typing import Any
 from memspec._canonical import DEFAULT_LIMITS, Limits
 from memspec._errors import MemspecError
 from memspec._record import validate_record
+from memspec.data import legality
 
 __all__ = ["Problem", "check_records", "first_problems"]
 
-_LIVE = ("active", "transitional")
+_LIVE = legality().live_states
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from memspec._encoding import (
 )
 from memspec._errors import EncodingError, MemspecError, RecordError, SignatureError
 from memspec._signing import CONTEXT_RECORD, SigningKey, _verify_checked, verify_by_address
+from memspec.data import record_states, record_types
 from memspec.data import tombstone as _tombstone_shape
 
 __all__ = [
@@ -47,8 +48,8 @@ __all__ = [
     "verify_record",
 ]
 
-RECORD_TYPES = ("fact", "episode", "procedure", "rule")
-RECORD_STATES = ("active", "transitional", "superseded", "archived")
+RECORD_TYPES = record_types()
+RECORD_STATES = record_states()
 BIRTH_FIELDS = ("type", "body", "slots", "provenance", "created_at")
 #: Fields every record carries, in the order memspec emits them.
 RECORD_FIELDS = (

@@ -49,6 +49,8 @@ __all__ = [
     "profiles",
     "proposal_kinds",
     "published",
+    "record_states",
+    "record_types",
     "requirements",
     "resource_bytes",
     "resource_text",
@@ -369,6 +371,18 @@ def tombstone() -> Tombstone:
         absent=tuple(k for k, v in props.items() if v is False),
         required=tuple(rule["required"]),
     )
+
+
+@cache
+def record_states() -> tuple[str, ...]:
+    """The four lifecycle states, in the order of ``schemas/defs.json`` (REC-4)."""
+    return tuple(load_json("schemas", "defs.json")["$defs"]["record-state"]["enum"])
+
+
+@cache
+def record_types() -> tuple[str, ...]:
+    """The four record types, in the order of ``schemas/defs.json`` (REC-4)."""
+    return tuple(load_json("schemas", "defs.json")["$defs"]["record-type"]["enum"])
 
 
 @cache

@@ -8,12 +8,13 @@ from typing import Any
 
 from memspec import is_reason
 from memspec._errors import NotFoundError
+from memspec.data import proposal_kinds
 from memspec.selftest._shapes import bypass, named, proposal_of, put, still_writes, stored
 from memspec.selftest.faults import Fault, Inner, Json, Stateful, after, before, evolve, only
 
 __all__ = ["FAULTS", "Hidden", "stored"]
 
-_KINDS = ("create", "supersede", "transition", "archive")
+_KINDS = proposal_kinds()
 
 
 def _reason(value: Any) -> bool:
