@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import shlex
 import subprocess
 import sys
@@ -205,6 +206,26 @@ def test_the_kit_and_the_base_class_run_the_same_checks() -> None:
     assert all("StoreMachine" in inspect.getsource(m) for m in machine_tests)
     assert set(_contract_tests()) == {f"test_{c.name}" for c in contract.CHECKS} | {
         "test_store_state_machine"}
+
+
+def test_the_guide_example_runs_from_its_own_directory(tmp_path: Path) -> None:
+    page = (ROOT / "docs" / "guide" / "testing-api.md").read_text(encoding="utf-8")
+    files = re.findall(r'```python title="([^"]+)"\n(.*?)```', page, re.S)
+    assert [name for name, _ in files] == ["dict_store.py", "test_dict_store.py"]
+    for name, body in files:
+        (tmp_path / name).write_text(body, encoding="utf-8")
+    junit = tmp_path / "junit.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    f"--junitxml={junit}"], cwd=tmp_path, capture_output=True, text=True,
+                   check=False, timeout=600)
+    outcomes = _outcomes(ET.parse(junit).getroot())
+    skipped = {key for key, problem in outcomes.items()
+               if problem is not None and problem.startswith("skipped: memspec:not-claimed")}
+    assert skipped == {("test_dict_store", "test_the_lifecycle_machine_is_skipped_without_the_"
+                                           "profile")}
+    assert {key: problem for key, problem in outcomes.items()
+            if problem is not None and key not in skipped} == {}
+    assert {name for cls, name in outcomes if cls == "TestDictStore"} == set(_contract_tests())
 
 
 def test_the_public_names_are_documented() -> None:

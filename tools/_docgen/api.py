@@ -29,6 +29,8 @@ MODULES = (
     ("memspec.conformance", "The conformance kit (a pytest plugin)."),
     ("memspec.strategies", "Hypothesis strategies for valid wire objects, for engine authors' "
                            "own property tests."),
+    ("memspec.testing", "The kit's store contract tests and state machines, for engine "
+                        "authors' own test suites (guide: Test your engine in your own suite)."),
 )
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`]+)`")
