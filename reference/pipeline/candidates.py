@@ -325,6 +325,8 @@ def cross_join(left: Mapping[str, frozenset[str]], right: Mapping[str, frozenset
         return head
 
     indexed, probed = (left, right) if len(left) <= len(right) else (right, left)
+    if not purged:
+        return Join(frozenset(_pair_join(indexed, probed, frequency, low)), cut, purged)
     postings: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for key, tokens in indexed.items():
         if tokens:
@@ -346,3 +348,60 @@ def cross_join(left: Mapping[str, frozenset[str]], right: Mapping[str, frozenset
             if shared / (size + len(indexed[other]) - shared) >= floor:
                 pairs.add((other, key) if other < key else (key, other))
     return Join(frozenset(pairs), cut, purged)
+
+
+def _pair_join(indexed: Mapping[str, frozenset[str]], probed: Mapping[str, frozenset[str]],
+               frequency: Mapping[str, int], low: Decimal) -> set[tuple[str, str]]:
+    """:func:`cross_join` without a cap, through pairs of prefix tokens.
+
+    Where every token is common (a fixed vocabulary, a hot entity), one shared
+    prefix token pairs a fixed share of all records, which is quadratic; two
+    shared prefix tokens are far rarer. Why it loses nothing: a pair reaching the
+    threshold overlaps in ``o >= ceil(t * |x|)`` tokens for either set ``x``;
+    when ``o >= 2`` its two rarest common tokens lie within the first
+    ``|x| - o + 2`` tokens of each set (at least ``o - 2`` common tokens follow
+    them), so both sets' signatures (the token pairs of the first
+    ``|x| - max(2, ceil(t * |x|)) + 2`` tokens) share that pair. A pair with one
+    common token needs ``ceil(t * |s|) <= 1`` for both sets; those small sets are
+    also joined on single tokens.
+    """
+    def ordered(tokens: frozenset[str]) -> list[str]:
+        return sorted(tokens, key=lambda token: (frequency[token], token))
+
+    def signatures(tokens: list[str]) -> list[tuple[str, str]]:
+        head = tokens[:len(tokens) - max(2, math.ceil(low * len(tokens))) + 2]
+        return [(first, second) for i, first in enumerate(head) for second in head[i + 1:]]
+
+    def small(tokens: frozenset[str]) -> bool:
+        return math.ceil(low * len(tokens)) <= 1
+
+    by_pair: dict[tuple[str, str], list[str]] = defaultdict(list)
+    by_token: dict[str, list[str]] = defaultdict(list)
+    for key, tokens in indexed.items():
+        if not tokens:
+            continue
+        line = ordered(tokens)
+        for signature in signatures(line):
+            by_pair[signature].append(key)
+        if small(tokens):
+            for token in line:
+                by_token[token].append(key)
+    pairs: set[tuple[str, str]] = set()
+    floor = float(low) - 1e-9
+    for key, tokens in probed.items():
+        if not tokens:
+            continue
+        line = ordered(tokens)
+        found = {other for signature in signatures(line) for other in by_pair.get(signature, ())}
+        if small(tokens):
+            found.update(other for token in line for other in by_token.get(token, ()))
+        size = len(tokens)
+        least, most = low * size, size / low
+        for other in found:
+            other_tokens = indexed[other]
+            if not least <= len(other_tokens) <= most:
+                continue
+            shared = len(tokens & other_tokens)
+            if shared / (size + len(other_tokens) - shared) >= floor:
+                pairs.add((other, key) if other < key else (key, other))
+    return pairs
