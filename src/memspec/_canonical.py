@@ -428,6 +428,36 @@ def _canonical_checked(value: Any) -> bytes:
     return _encode_checked(value, DEFAULT_LIMITS)
 
 
+def _canonical_nfc(value: Any) -> tuple[bytes, bool]:
+    """:func:`_canonical_checked`, and whether the bytes are the value's strings as they
+    are: True when every string of ``value`` is already in NFC."""
+    if _FAST_BYTES is not None:
+        try:
+            data = _FAST_BYTES(value)
+        except Exception:  # a lone surrogate, say: the path below words it
+            data = None
+        if data is not None:
+            if data.isascii() or unicodedata.is_normalized("NFC", data.decode("utf-8")):
+                return data, True
+            return _encode_checked(value, DEFAULT_LIMITS), False
+    text = _CHECKED_DUMPS(value)
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return _utf8(text, value, DEFAULT_LIMITS), True
+    return _encode_checked(value, DEFAULT_LIMITS), False
+
+
+def _canonical_of_nfc(value: Any) -> bytes:
+    """Canonical bytes of a value that passed check_json_value at DEFAULT_LIMITS and whose
+    strings the caller knows to be in NFC (each one went through :func:`_canonical_nfc`
+    with True): the encoder's output as it is, without testing the text for NFC again."""
+    if _FAST_BYTES is not None:
+        try:
+            return _FAST_BYTES(value)
+        except Exception:  # pragma: no cover - the value passed the walk
+            return _canonical_checked(value)
+    return _utf8(_CHECKED_DUMPS(value), value, DEFAULT_LIMITS)
+
+
 def _encode_checked(value: Any, limits: Limits) -> bytes:
     if _FAST_BYTES is not None:
         try:

@@ -15,6 +15,7 @@ from memspec._canonical import (
     DEFAULT_LIMITS,
     Limits,
     _canonical_checked,
+    _canonical_nfc,
     canonical_json,
     check_json_value,
 )
@@ -382,9 +383,15 @@ def verify_record(record: dict[str, Any]) -> bool:
 def _verify_validated(record: dict[str, Any]) -> bool:
     """:func:`verify_record` for a record validate_record passed at DEFAULT_LIMITS (or
     stricter): its signature fields are consistent, so only the payload's walk is saved."""
+    return _verify_validated_nfc(record)[0]
+
+
+def _verify_validated_nfc(record: dict[str, Any]) -> tuple[bool, bool]:
+    """:func:`_verify_validated`, and whether every string of the record is known to be in
+    NFC (its signed payload's were, and the signature is base64); (False, False) unsigned."""
     signer = record["signed_by"]
     if signer is None:
-        return False
-    _verify_checked(signer, CONTEXT_RECORD, _canonical_checked(signed_payload(record, signer)),
-                    record["signature"])
-    return True
+        return False, False
+    canonical, nfc = _canonical_nfc(signed_payload(record, signer))
+    _verify_checked(signer, CONTEXT_RECORD, canonical, record["signature"])
+    return True, nfc
