@@ -736,3 +736,39 @@ def test_what_orjson_would_encode_but_canonical_json_refuses(odd: Any) -> None:
         with pytest.MonkeyPatch.context() as patch:
             _without_accelerator(patch)
             assert outcome(lambda v=value: canonical_json(v)) == fast
+
+
+@pytest.mark.parametrize("decomposed", ["none", "record", "header"])
+def test_file_bytes_skip_the_nfc_test_only_when_every_string_is_known_nfc(
+        decomposed: str) -> None:
+    """verify_file builds a file's canonical bytes without testing the text for NFC only
+    when every record's signing input was NFC and the header is: the same bytes, and the
+    same verdict, as the checked path, whichever part holds a decomposed string."""
+    from memspec._file import _file_bytes, sign_file
+    from memspec._record import _verify_validated_nfc
+
+    records = []
+    for index in range(3):
+        body = f"Caf\u00e9 number {index}"
+        if decomposed == "record" and index == 1:
+            body = f"Cafe\u0301 number {index}"
+        birth = {"type": "fact", "body": body, "slots": {"city": "Z\u00fcrich"},
+                 "provenance": {"kind": "conversation", "ref": None, "agent": None},
+                 "created_at": f"2026-01-0{index + 1}T00:00:00.000Z"}
+        record = {"id": record_id(birth), **birth, "state": "active",
+                  "confidence": "0.9000", "updated_at": birth["created_at"], "evidence": [],
+                  "supersedes": None, "superseded_by": None, "transition": None,
+                  "state_reason": None, "tags": [], "flagged": False, "flag_reason": None,
+                  "signed_by": None, "signature": ""}
+        records.append(sign_record(record, ms.TEST_KEY))
+    header = {"format": FORMAT_VERSION, "agent": None,
+              "created_at": "2026-02-01T00:00:00.000Z", "records": records, "signature": ""}
+    if decomposed == "header":
+        header["x-note"] = "Sa\u0303o Paulo"
+    signed = sign_file(header, ms.TEST_KEY)
+    expected = _canonical_checked(file_payload(signed))
+    known = all(_verify_validated_nfc(r) == (True, True) for r in signed["records"])
+    assert known == (decomposed != "record")
+    assert _file_bytes(signed, known) == _file_bytes(signed, False) == expected
+    assert outcome(lambda: verify_file(signed, jobs=1)) == \
+        outcome(lambda: reference_verify_file(signed))
