@@ -42,6 +42,7 @@ from _docgen import (
     lifecycle,
     report,
     schemas,
+    selftest_record,
     spec,
     vectors,
 )
@@ -195,12 +196,34 @@ def write(files: dict[str, bytes], out: Path) -> int:
     return len(files)
 
 
-def record_selftest(target: Path) -> int:
-    """Run the whole fault catalogue in both modes and write the result the site shows."""
+def record_selftest(target: Path, *, changed: bool = False) -> int:
+    """Run the fault catalogue in both modes and write the result the site shows; with
+    ``changed``, run only the faults ``target`` does not record as they are now (and the
+    reference engine) and merge them into it."""
     from memspec.selftest.runner import check_result, run_selftest
 
-    result = run_selftest(None, modes=("in-process", "process"), jobs=2, scope="requirement")
+    names: list[str] | None = None
+    old: dict[str, Any] | None = None
+    if changed:
+        try:
+            old = kitpower.check_result(read_json(target))
+            stale = selftest_record.staleness(old, selftest_record.catalogue())
+        except MemspecError as exc:
+            print(f"gen_docs: cannot bring {target} current: {exc}", file=sys.stderr)
+            return 1
+        if stale.current:
+            print(f"gen_docs: {target} already records every fault of the catalogue as it is")
+            return 0
+        for line in stale.explain():
+            print(f"gen_docs: {line}")
+        names = list(stale.to_run)
+        modes = tuple(old["modes"])
+    else:
+        modes = ("in-process", "process")
+    result = run_selftest(names, modes=modes, jobs=2, scope="requirement")
     document = result.to_json()
+    if old is not None:
+        document = selftest_record.merge(old, document, selftest_record.catalogue())
     problems = check_result(document)
     if problems:
         print(f"gen_docs: the selftest result is malformed: {problems[0]}", file=sys.stderr)
@@ -209,7 +232,8 @@ def record_selftest(target: Path) -> int:
     target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                       encoding="utf-8")
     summary = document["summary"]
-    print(f"gen_docs: {summary['caught']} of {summary['runs']} fault runs caught; "
+    ran = f" ({len(names)} faults run again)" if names is not None else ""
+    print(f"gen_docs: {summary['caught']} of {summary['runs']} fault runs caught{ran}; "
           f"written to {target}")
     return 0 if summary["ok"] else 1
 
@@ -219,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         description=(__doc__ or "").splitlines()[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  python tools/gen_docs.py\n"
-               "  python tools/gen_docs.py --report report.json --selftest selftest.json")
+               "  python tools/gen_docs.py --report report.json --selftest selftest.json\n"
+               "  python tools/gen_docs.py --record-selftest --changed   after adding a fault")
     parser.add_argument("--report", type=Path, metavar="PATH",
                         help="the reference engine's conformance report JSON")
     parser.add_argument("--selftest", type=Path, metavar="PATH",
@@ -236,10 +261,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record-selftest", action="store_true",
                         help=f"run the selftest (every fault, both modes, each fault against "
                              f"the kit tests naming its requirement) and write {SELFTEST_RESULT}, "
-                             "the result the site is built with; slow")
+                             "the result the site is built with; slow (about 50 minutes)")
+    parser.add_argument("--changed", action="store_true",
+                        help="with --record-selftest: run only the faults the committed result "
+                             "lacks or records otherwise than they are now (and the reference "
+                             "engine), and merge them into it; minutes")
     args = parser.parse_args(argv)
+    if args.changed and not args.record_selftest:
+        parser.error("--changed goes with --record-selftest")
     if args.record_selftest:
-        return record_selftest(ROOT / SELFTEST_RESULT)
+        return record_selftest(ROOT / SELFTEST_RESULT, changed=args.changed)
     try:
         mermaid = (assets.mermaid_from_file(args.mermaid) if args.mermaid
                    else assets.mermaid_files(args.cache))

@@ -83,26 +83,18 @@ class _Links:
         return f"[{name}]({rel(PAGE, REQUIREMENTS_PAGE + '#profile-' + name)})"
 
 
-def drift(result: dict[str, Any], faults: list[Fault] | None) -> tuple[list[str], list[str]]:
-    """(faults of the result the catalogue no longer has as recorded, catalogue faults the
-    result lacks): what changed since the result was recorded."""
-    if faults is None:
-        return [], []
-    now = {(f.name, f.requirement, f.profile) for f in faults}
-    ran = {(r["fault"], r["requirement"], r["profile"]) for r in result["faults"]}
-    return (sorted({name for name, *_ in ran - now}), sorted({name for name, *_ in now - ran}))
-
-
 def _drift_note(result: dict[str, Any]) -> list[str]:
-    stale, new = drift(result, catalogue())
-    if not stale and not new:
+    try:
+        from _docgen import selftest_record
+
+        stale = selftest_record.staleness(result, selftest_record.catalogue())
+    except Exception:  # an absent or half-built selftest: no catalogue to compare with
+        return []
+    if stale.current:
         return []
     out = ['!!! warning "The catalogue changed since this result was recorded"',
-           f"    Rerun `{SELFTEST_COMMAND}` and rebuild."]
-    if stale:
-        out.append(f"    Changed or removed since: {', '.join(code(n) for n in stale)}.")
-    if new:
-        out.append(f"    Not in this result yet: {', '.join(code(n) for n in new)}.")
+           f"    Run `{SELFTEST_COMMAND} --changed` and rebuild."]
+    out.extend(f"    {text(line)}." for line in stale.explain())
     return [*out, ""]
 
 
