@@ -119,12 +119,14 @@ def conformance_report(tmp: Path) -> tuple[Path, str]:
 
 
 def copy_sources(root: Path) -> Path:
-    """mkdocs.yml, the hand-written docs and the files they include, copied to ``root``."""
+    """mkdocs.yml, the hand-written docs, the theme overrides and the files they include,
+    copied to ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copy2(REPO / "mkdocs.yml", root / "mkdocs.yml")
     shutil.copy2(REPO / "README.md", root / "README.md")
     (root / ".github").mkdir(exist_ok=True)
     shutil.copytree(REPO / ".github" / "workflows", root / ".github" / "workflows")
+    shutil.copytree(REPO / "overrides", root / "overrides")
     shutil.copytree(REPO / "docs", root / "docs",
                     ignore=lambda folder, names: [n for n in names
                                                   if Path(folder) == REPO / "docs"
