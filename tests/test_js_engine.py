@@ -112,6 +112,14 @@ def test_claimed_profiles_are_met_and_what_is_unjudged_is_named(
     assert _requirements(kit_report, profile), f"the report lists no {profile} requirement"
 
 
+def test_the_readme_says_what_the_kit_reports(kit_report: dict[str, Any]) -> None:
+    verdicts = {kit_report["profiles"][p]["verdict"] for p in ("core", *CLAIMED)}
+    assert len(verdicts) == 1, f"the README says one verdict for all four: {verdicts}"
+    readme = " ".join((ENGINE.parent / "README.md").read_text(encoding="utf-8").split())
+    shown = "`partial`, not certified" if verdicts == {"partial"} else f"`{verdicts.pop()}`"
+    assert f"shows `core`, `format`, `signing` and `store` as {shown}" in readme
+
+
 def test_unclaimed_profiles_are_never_run(kit_report: dict[str, Any]) -> None:
     unclaimed = sorted(set(profiles()) - set(CLAIMED) - {"core"})
     assert unclaimed, "spec/operations.json lists no other profile"

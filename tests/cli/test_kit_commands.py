@@ -97,6 +97,10 @@ DOCUMENTED = {
         JS_CMD.format(verb="certify") + " --report report.json",
     ],
     "examples/js-engine/README.md": [JS_CMD.format(verb="certify")],
+    "docs/guide/certify-python.md": [
+        "PYTHONPATH=. memspec smoke --engine mypackage.engine:create_engine",
+        "memspec certify --engine mypackage.engine:create_engine --report report.json",
+    ],
     "docs/guide/ci-gate.md": [
         'memspec certify --engine-cmd "./target/release/my-engine" '
         "--report conformance-report.json",
@@ -177,6 +181,14 @@ def test_relative_engine_command_and_pythonpath_run_as_written(repo_root: Path) 
                           "--json", env)
         assert run.code == 0, run.out + run.err
         assert run.json()["failed"] == [] and run.json()["selected"] > 40
+    # The Python guide's smoke, as written: PYTHONPATH=. in front, from the package's folder.
+    env_part, smoke_line = DOCUMENTED["docs/guide/certify-python.md"][0].split(" ", 1)
+    name, value = env_part.split("=", 1)
+    run = _as_written(repo_root, smoke_line, {name: value})
+    assert run.code == 0, run.out + run.err
+    # Without it the module is not found, and the message says which module and why.
+    run = _as_written(repo_root, smoke_line, {"PYTHONPATH": ""})
+    assert run.code == 2 and "cannot import 'mypackage.engine'" in run.err, run.err
 
 
 def test_an_engine_that_dies_at_start_up_stops_certify_at_once(tmp_path: Path) -> None:
