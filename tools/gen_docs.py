@@ -220,7 +220,10 @@ def record_selftest(target: Path, *, changed: bool = False) -> int:
         modes = tuple(old["modes"])
     else:
         modes = ("in-process", "process")
-    result = run_selftest(names, modes=modes, jobs=2, scope="requirement")
+    def progress(done: int, total: int, label: str, outcome: str) -> None:
+        print(f"gen_docs: [{done}/{total}] {label}: {outcome}", flush=True)
+
+    result = run_selftest(names, modes=modes, jobs=2, scope="requirement", progress=progress)
     document = result.to_json()
     if old is not None:
         document = selftest_record.merge(old, document, selftest_record.catalogue())
