@@ -32,12 +32,12 @@ if TYPE_CHECKING:
     from memspec.conformance._report import (
         build_report,
         check_report,
-        render_summary,
         sign_report,
         verify_report,
     )
     from memspec.conformance._session import Connection, EngineSession
     from memspec.conformance._smoke import SmokeResult, smoke
+    from memspec.conformance._summary import render_summary
 
 __all__ = [
     "Connection",

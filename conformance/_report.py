@@ -45,6 +45,22 @@ from memspec.conformance._outcomes import (
 from memspec.conformance._session import EngineState, Finding
 from memspec.data import json_resource, vector_files
 from memspec.engine import PROTOCOL_VERSION, SPEC_VERSION, profiles
+from memspec.report import (
+    REPORT_SCHEMA_ID,
+    CrossProfile,
+    EngineInfo,
+    InputVerdict,
+    KitInfo,
+    Mode,
+    Outcome,
+    ProfileVerdict,
+    Report,
+    RequirementOutcome,
+    Summary,
+    TestOutcome,
+    Verdict,
+    validate_wire,
+)
 
 __all__ = [
     "NOT_RUN",
@@ -55,18 +71,17 @@ __all__ = [
     "build_report",
     "check_report",
     "fold_items",
-    "render_summary",
     "sign_report",
     "suite_digest",
     "verify_report",
 ]
 
-REPORT_SCHEMA_ID = "https://memspec.dev/schemas/report.json"
 NOT_RUN = "not-run"
 #: A requirement (or profile) not fully judged: some test that traces to it did not run
 #: or stopped before judging it (SPEC 19.2).
 PARTIAL = "partial"
-_VERDICT_ORDER = ("failed", "errored", "incomplete", PARTIAL, "certified")
+_VERDICT_ORDER = (Verdict.FAILED, Verdict.ERRORED, Verdict.INCOMPLETE, Verdict.PARTIAL,
+                  Verdict.CERTIFIED)
 #: Test views that leave a requirement not fully judged.
 _UNJUDGED = (INCONCLUSIVE, NOT_CLAIMED, SKIPPED, NOT_RUN)
 
@@ -128,7 +143,7 @@ def fold_items(
     items: Mapping[str, KitItem],
     results: Mapping[str, tuple[Any, ...]],
     deselected: Collection[str] = (),
-) -> tuple[list[TestResult], list[dict[str, str]]]:
+) -> tuple[list[TestResult], list[TestOutcome]]:
     """The report's tests and kit checks, in collection order, from items keyed by node id.
 
     ``results`` holds each test's :class:`~memspec.conformance._outcomes.Logged` (or an
@@ -137,7 +152,7 @@ def fold_items(
     its result.
     """
     tests: list[TestResult] = []
-    checks: list[dict[str, str]] = []
+    checks: list[TestOutcome] = []
     for nodeid, item in items.items():
         logged = results.get(nodeid, (NOT_RUN, None))
         outcome, message = str(logged[0]), logged[1]
@@ -145,7 +160,7 @@ def fold_items(
         needs = tuple(logged[3]) if len(logged) > 3 else ()
         strictness = bool(logged[4]) if len(logged) > 4 else False
         if item.kit_check:
-            checks.append({"nodeid": item.kit_id, "outcome": outcome})
+            checks.append(TestOutcome(item.kit_id, Outcome(outcome)))
             continue
         if nodeid in deselected:
             outcome, message, blamed, needs, strictness = NOT_RUN, "deselected", (), (), False
@@ -240,9 +255,9 @@ def _closure(profile: str) -> frozenset[str]:
 
 
 def _cross_profile(by_req: Mapping[str, Sequence[TestResult]],
-                   claimed: frozenset[str]) -> list[dict[str, Any]]:
+                   claimed: frozenset[str]) -> list[CrossProfile]:
     """Requirements of claimed profiles that some test can judge only with another profile."""
-    out: list[dict[str, Any]] = []
+    out: list[CrossProfile] = []
     for req in catalogue().values():
         if req.profile not in claimed:
             continue
@@ -250,69 +265,66 @@ def _cross_profile(by_req: Mapping[str, Sequence[TestResult]],
         needing = [t for t in by_req.get(req.id, [])
                    if not {*t.profiles, *t.needs} <= own]
         if needing:
-            out.append({"id": req.id, "profile": req.profile,
-                        "needs": sorted({p for t in needing for p in (*t.profiles, *t.needs)}
-                                        - own),
-                        "tests": [t.kit_id for t in needing]})
+            out.append(CrossProfile(req.id, req.profile,
+                                    tuple(sorted({p for t in needing
+                                                  for p in (*t.profiles, *t.needs)} - own)),
+                                    tuple(t.kit_id for t in needing)))
     return out
 
 
+_OWN_VERDICT = {FAILED: Verdict.FAILED, ERRORED: Verdict.ERRORED, NOT_RUN: Verdict.INCOMPLETE,
+                PARTIAL: Verdict.PARTIAL}
+
+
 def _profile_verdicts(
-    claimed: frozenset[str], req_entries: Sequence[Mapping[str, Any]]
-) -> dict[str, dict[str, Any]]:
+    claimed: frozenset[str], req_entries: Sequence[RequirementOutcome]
+) -> dict[str, ProfileVerdict]:
     table = profiles()
-    own: dict[str, str] = {}
+    own: dict[str, Verdict] = {}
     for name in table:
-        worst = "certified"
+        worst = Verdict.CERTIFIED
         for entry in req_entries:
-            if entry["profile"] != name or not entry["binding"]:
+            if entry.profile != name or not entry.binding:
                 continue
-            outcome = entry["outcome"]
-            if entry.get("input_only"):
+            if entry.input_only:
                 continue  # input strictness has its own verdict (SPEC 19.2)
-            verdict = {FAILED: "failed", ERRORED: "errored", NOT_RUN: "incomplete",
-                       PARTIAL: PARTIAL}.get(outcome)
+            verdict = _OWN_VERDICT.get(entry.outcome)
             if verdict and _VERDICT_ORDER.index(verdict) < _VERDICT_ORDER.index(worst):
                 worst = verdict
         own[name] = worst
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ProfileVerdict] = {}
 
-    def settle(name: str, trail: tuple[str, ...] = ()) -> str:
+    def settle(name: str, trail: tuple[str, ...] = ()) -> Verdict:
         if name in out:
-            return str(out[name]["verdict"])
+            return out[name].verdict
         if name not in claimed:
-            out[name] = {"claimed": False, "verdict": NOT_CLAIMED}
-            return NOT_CLAIMED
-        verdict = own.get(name, "certified")
+            out[name] = ProfileVerdict(claimed=False, verdict=Verdict.NOT_CLAIMED)
+            return Verdict.NOT_CLAIMED
+        verdict = own.get(name, Verdict.CERTIFIED)
         notes: list[str] = []
         blocked: list[str] = []
         for dep in table.get(name, {}).get("requires", []):
             if dep in trail:
                 continue
             dep_verdict = settle(dep, (*trail, name))
-            if dep_verdict == NOT_CLAIMED:
-                dep_verdict = "failed"
+            if dep_verdict == Verdict.NOT_CLAIMED:
+                dep_verdict = Verdict.FAILED
                 notes.append(f"requires profile {dep}, which the engine does not claim")
-            elif dep_verdict != "certified":
+            elif dep_verdict != Verdict.CERTIFIED:
                 blocked.append(dep)
             if _VERDICT_ORDER.index(dep_verdict) < _VERDICT_ORDER.index(verdict):
                 verdict = dep_verdict
-        if blocked and own.get(name) == "certified":
+        if blocked and own.get(name) == Verdict.CERTIFIED:
             notes.append(f"its own requirements pass; required profile {', '.join(blocked)} "
                          "is not certified")
-        unjudged = [e["id"] for e in req_entries
-                    if e["profile"] == name and e["binding"] and e["outcome"] == PARTIAL]
+        unjudged = [e.id for e in req_entries
+                    if e.profile == name and e.binding and e.outcome == PARTIAL]
         if unjudged:
             notes.append("not certified: not fully judged " + ", ".join(unjudged))
-        lenient = [e["id"] for e in req_entries
-                   if e["profile"] == name and e["binding"] and e.get("input_only")]
-        out[name] = {"claimed": True, "verdict": verdict,
-                     "input": {"verdict": "lenient" if lenient else "strict",
-                               "requirements": lenient}}
-        if unjudged:
-            out[name]["unjudged"] = unjudged
-        if notes:
-            out[name]["notes"] = notes
+        lenient = [e.id for e in req_entries
+                   if e.profile == name and e.binding and e.input_only]
+        out[name] = ProfileVerdict(claimed=True, verdict=verdict, input=InputVerdict.of(lenient),
+                                   unjudged=tuple(unjudged), notes=tuple(notes))
         return verdict
 
     for name in table:
@@ -332,11 +344,13 @@ def build_report(
     started_at: str,
     finished_at: str,
     findings: Sequence[Finding] = (),
-) -> dict[str, Any]:
+    kit_checks: Sequence[TestOutcome] | None = None,
+) -> Report:
     """Fold test results into the report (unsigned).
 
     Each finding the connection recorded fails its requirement once, as a test of its
     own (``finding:<requirement>:<where>``), whichever kit tests happened to see it.
+    ``kit_checks`` are the kit's checks of itself (:func:`fold_items` gives them).
     """
     info = dict(engine_info or {})
     tests = [*tests, *(TestResult(f"finding:{f.requirement}:{f.where}", (f.requirement,),
@@ -351,82 +365,71 @@ def build_report(
         # that writes breaks PROTO-7 in any test): the test counts for it only as failed.
         for req_id in dict.fromkeys((*test.requirements, *test.blamed)):
             by_req.setdefault(req_id, []).append(test)
-    entries: list[dict[str, Any]] = []
+    entries: list[RequirementOutcome] = []
     for req in catalogue().values():
         related = by_req.get(req.id, [])
         outcome, note = _requirement_outcome(req, related, claimed)
-        entry: dict[str, Any] = {
-            "id": req.id, "level": req.level, "profile": req.profile,
-            "binding": req.binding, "outcome": outcome,
-            "tests": [_test_entry(t, req.id, claimed) for t in related],
-        }
-        if note:
-            entry["note"] = note
         needs = _needs(related, req.id, claimed) if outcome == PARTIAL else []
-        if needs:
-            entry["needs"] = needs
-        if outcome == FAILED and all(t.strictness for t in related if t.view(req.id) == FAILED):
-            entry["input_only"] = True
-        entries.append(entry)
+        input_only = outcome == FAILED and all(t.strictness for t in related
+                                               if t.view(req.id) == FAILED)
+        entries.append(RequirementOutcome(
+            id=req.id, level=req.level, profile=req.profile, binding=req.binding,
+            outcome=Outcome(outcome), tests=tuple(_test_entry(t, req.id, claimed)
+                                                  for t in related),
+            note=note or None, needs=tuple(needs), input_only=input_only))
     profile_table = _profile_verdicts(claimed, entries)
-    verdicts = [v["verdict"] for v in profile_table.values() if v["claimed"]]
-    verdict = min(verdicts, key=_VERDICT_ORDER.index) if verdicts else "certified"
+    verdicts = [v.verdict for v in profile_table.values() if v.claimed]
+    verdict = min(verdicts, key=_VERDICT_ORDER.index) if verdicts else Verdict.CERTIFIED
     if engine_info is None:
-        verdict = "errored"
-    lenient = [r for v in profile_table.values() if v["claimed"]
-               for r in v["input"]["requirements"]]
+        verdict = Verdict.ERRORED
+    lenient = [r for v in profile_table.values() if v.claimed and v.input is not None
+               for r in v.input.requirements]
     test_counts = Counter(t.outcome for t in tests)
-    req_counts = Counter(e["outcome"] for e in entries)
-    warnings = sum(1 for e in entries if not e["binding"] and e["outcome"] == FAILED)
-    report: dict[str, Any] = {
-        "report_version": 1,
-        "engine": {
-            "name": str(info.get("name", engine_label)),
-            "version": str(info["version"]) if "version" in info else None,
-            "spec_version": info.get("spec_version"),
-            "protocol": info.get("protocol"),
-            "profiles": claimed_list,
-            "loaded_as": engine_label,
-        },
-        "kit": {"version": kit_version, "spec_version": SPEC_VERSION, "protocol": PROTOCOL_VERSION},
-        "spec_version": SPEC_VERSION,
-        "suite_digest": digest,
-        "started_at": started_at,
-        "finished_at": finished_at,
-        "mode": mode,
-        "verdict": verdict,
-        "input_strictness": {"verdict": "lenient" if lenient else "strict",
-                             "requirements": lenient},
-        "profiles": profile_table,
-        "requirements": entries,
-        "needs_other_profiles": _cross_profile(by_req, claimed),
-        "summary": {
-            "tests": {k: test_counts[k] for k in sorted(test_counts)},
-            "requirements": {k: req_counts[k] for k in sorted(req_counts)},
-            "warnings": warnings,
-        },
-    }
-    if engine_fault:
-        report["engine"]["fault"] = engine_fault
-    return report
+    req_counts = Counter(e.outcome.value for e in entries)
+    warnings = sum(1 for e in entries if not e.binding and e.outcome == FAILED)
+    return Report(
+        engine=EngineInfo(
+            name=str(info.get("name", engine_label)),
+            version=str(info["version"]) if "version" in info else None,
+            spec_version=info.get("spec_version"),
+            protocol=info.get("protocol"),
+            profiles=tuple(claimed_list),
+            loaded_as=engine_label,
+            fault=engine_fault or None,
+        ),
+        kit=KitInfo(version=kit_version, spec_version=SPEC_VERSION, protocol=PROTOCOL_VERSION),
+        spec_version=SPEC_VERSION,
+        suite_digest=digest,
+        started_at=started_at,
+        finished_at=finished_at,
+        mode=Mode(mode),
+        verdict=verdict,
+        input_strictness=InputVerdict.of(lenient),
+        profiles=profile_table,
+        requirements=tuple(entries),
+        needs_other_profiles=tuple(_cross_profile(by_req, claimed)),
+        summary=Summary(
+            tests={str(k): test_counts[k] for k in sorted(test_counts)},
+            requirements={k: req_counts[k] for k in sorted(req_counts)},
+            warnings=warnings,
+        ),
+        kit_checks=tuple(kit_checks) if kit_checks is not None else None,
+    )
 
 
-def _test_entry(test: TestResult, req_id: str, claimed: frozenset[str]) -> dict[str, Any]:
+def _test_entry(test: TestResult, req_id: str, claimed: frozenset[str]) -> TestOutcome:
     view = test.view(req_id)
-    entry: dict[str, Any] = {"nodeid": test.kit_id, "outcome": view}
     if view == INCONCLUSIVE:
-        entry["message"] = (f"failed on {', '.join(test.blamed)}, before judging {req_id}: "
-                            + (test.message or ""))
-    elif test.message:
-        entry["message"] = test.message
-    if test.outcome == FAILED and test.blamed:
-        entry["blamed"] = list(test.blamed)
-    if view == FAILED and test.strictness:
-        entry["input_strictness"] = True
+        message: str | None = (f"failed on {', '.join(test.blamed)}, before judging {req_id}: "
+                               + (test.message or ""))
+    else:
+        message = test.message or None
     needs = _test_needs(test, claimed)
-    if view == NOT_CLAIMED and needs:
-        entry["needs"] = list(needs)
-    return entry
+    return TestOutcome(
+        nodeid=test.kit_id, outcome=Outcome(view), message=message,
+        blamed=test.blamed if test.outcome == FAILED else (),
+        input_strictness=view == FAILED and test.strictness,
+        needs=needs if view == NOT_CLAIMED else ())
 
 
 def _unsigned(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -454,96 +457,7 @@ def verify_report(report: Mapping[str, Any]) -> bool:
     return True
 
 
-def check_report(report: Mapping[str, Any]) -> None:
-    """Raise ValueError naming the first problem unless ``report`` matches schemas/report.json."""
-    from jsonschema.exceptions import best_match
-
-    from memspec._schemas import validator_for
-
-    error = best_match(validator_for(REPORT_SCHEMA_ID).iter_errors(dict(report)))
-    if error is not None:
-        where = "/" + "/".join(str(p) for p in error.absolute_path)
-        raise MemspecError(f"conformance report does not match report.json at {where}: "
-                         f"{error.message}")
-
-
-_MARKUP: dict[str, dict[str, bool]] = {
-    "certified": {"green": True, "bold": True},
-    "passed": {"green": True},
-    "failed": {"red": True, "bold": True},
-    "errored": {"red": True, "bold": True},
-    "incomplete": {"yellow": True, "bold": True},
-    PARTIAL: {"yellow": True, "bold": True},
-}
-
-
-def render_summary(report: Mapping[str, Any], *, verbose: bool = False) -> list[
-    tuple[str, dict[str, bool]]
-]:
-    """Terminal lines (with markup) summarizing a report: engine, profiles, requirements."""
-    lines: list[tuple[str, dict[str, bool]]] = []
-    eng = report["engine"]
-    lines.append((
-        f"engine: {eng['name']} {eng.get('version') or '?'} ({report['mode']}; "
-        f"spec {eng.get('spec_version') or '?'}, protocol {eng.get('protocol') or '?'})", {},
-    ))
-    if eng.get("fault"):
-        lines.append((f"engine fault: {eng['fault'].splitlines()[0]}", {"red": True}))
-    verdict = str(report["verdict"])
-    lines.append((f"verdict: {verdict.upper()}", _MARKUP.get(verdict, {})))
-    strictness = report.get("input_strictness")
-    if strictness:
-        lenient = strictness["requirements"]
-        lines.append((f"input strictness: {strictness['verdict'].upper()}"
-                      + (f" (accepts malformed input: {', '.join(lenient)})" if lenient else ""),
-                      {"yellow": True} if lenient else {}))
-    lines.append(("profiles:", {}))
-    width = max((len(name) for name in report["profiles"]), default=0)
-    for name, entry in report["profiles"].items():
-        claim = "always" if name in ALWAYS_PROFILES else ("claimed" if entry["claimed"]
-                                                          else "not claimed")
-        shown = entry["verdict"] if entry["claimed"] else ""
-        notes = f"  ({'; '.join(entry['notes'])})" if entry.get("notes") else ""
-        if entry["claimed"] and entry.get("input", {}).get("verdict") == "lenient":
-            shown += ", input lenient"
-        lines.append((f"  {name:<{width}} {claim:<12} {shown}{notes}",
-                      _MARKUP.get(entry["verdict"], {}) if entry["claimed"] else {}))
-    counts = report["summary"]["requirements"]
-    counted = ", ".join(f"{n} {k}" for k, n in counts.items())
-    lines.append((f"requirements: {counted}; SHOULD/MAY warnings: "
-                  f"{report['summary']['warnings']}", {}))
-    claimed = set(eng.get("profiles", [])) | ALWAYS_PROFILES
-    beyond = [e for e in report.get("needs_other_profiles", [])
-              if not set(e["needs"]) <= claimed]
-    if beyond:
-        shown = ", ".join(f"{e['id']} (needs {', '.join(e['needs'])})" for e in beyond[:8])
-        more = f" and {len(beyond) - 8} more" if len(beyond) > 8 else ""
-        lines.append((f"not judgeable with this claim alone: {shown}{more}", {"yellow": True}))
-    quiet = {PASSED, NOT_CLAIMED, UNTESTABLE}
-    ids = max((len(e["id"]) for e in report["requirements"]), default=0)
-    profiles = max((len(e["profile"]) for e in report["requirements"]), default=0)
-    for entry in report["requirements"]:
-        outcome = entry["outcome"]
-        if not verbose and outcome in quiet:
-            continue
-        label = outcome if entry["binding"] or outcome != FAILED else "failed (warning)"
-        if entry.get("input_only"):
-            label = "failed (input)"
-        detail = ""
-        # A vector names the exact input that broke; a property test's example is generated.
-        bad = sorted((t for t in entry["tests"] if t["outcome"] in (FAILED, ERRORED)),
-                     key=lambda t: not str(t["nodeid"]).startswith("suites/test_vectors.py::"))
-        if bad:
-            first = bad[0]
-            msg = (first.get("message") or "").strip().splitlines()
-            detail = f"  {first['nodeid']}" + (f" -- {msg[0][:160]}" if msg else "")
-            if len(bad) > 1:
-                detail += f" (+{len(bad) - 1} more)"
-        elif entry.get("note"):
-            detail = f"  ({entry['note']})"
-        markup = _MARKUP.get(outcome, {}) if entry["binding"] else {"yellow": outcome == FAILED}
-        lines.append((f"  {entry['id']:<{ids}} {entry['level']:<8} {entry['profile']:<{profiles}} "
-                      f"{label:<16}{detail}", markup))
-    if "signature" in report:
-        lines.append((f"signed by {report['signature']['signed_by']}", {}))
-    return lines
+def check_report(report: Mapping[str, Any] | Report) -> None:
+    """Raise :class:`~memspec.report.MalformedReport` (a MemspecError) naming the first problem
+    unless ``report`` matches schemas/report.json."""
+    validate_wire(report.to_wire() if isinstance(report, Report) else dict(report))

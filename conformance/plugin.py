@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from memspec.conformance._builders import Keys
     from memspec.conformance._clock import KitClock
     from memspec.conformance._session import Connection, EngineSession, EngineState
+    from memspec.report import Report
 
 __all__ = ["KIT_RUN", "KitRun", "is_kit_item", "kit_id", "suites_dir"]
 
@@ -208,7 +209,7 @@ class KitRun:
         self.worker_states: dict[str, EngineState] = {}
         self.workers_done = 0
         self.worker_problems: list[str] = []
-        self.report: dict[str, Any] | None = None
+        self.report: Report | None = None
         self.report_problem: str | None = None
         self.usage_failed = False
         self._conn: Connection | None = None
@@ -436,7 +437,8 @@ class KitRun:
 
                 key, fd = self.channel
                 self.channel = None
-                send_report(fd, key, self.report if self.report_problem is None else None)
+                send_report(fd, key, self.report.to_wire()
+                            if self.report is not None and self.report_problem is None else None)
 
     def _hand_over(self) -> None:
         # An xdist worker makes no report: the controller folds every worker's share.
@@ -455,8 +457,6 @@ class KitRun:
         return EngineState.merge([self.worker_states[w] for w in order])
 
     def _finish_report(self, session: pytest.Session) -> None:
-        import json
-
         import memspec
         from memspec._encoding import timestamp_from_datetime
         from memspec.conformance._report import (
@@ -465,6 +465,7 @@ class KitRun:
             fold_items,
             suite_digest,
         )
+        from memspec.report import Verdict
 
         tests, kit_checks = fold_items(self.items, self.results, self.deselected)
         state = self._engine_state()
@@ -479,8 +480,8 @@ class KitRun:
             started_at=self.started_at,
             finished_at=timestamp_from_datetime(_utcnow()),
             findings=state.findings if state else (),
+            kit_checks=kit_checks,
         )
-        report["kit_checks"] = kit_checks
         self.report = report
         try:
             check_report(report)
@@ -491,14 +492,13 @@ class KitRun:
         if self.report_path:
             path = Path(self.report_path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",
-                            encoding="utf-8")
-        if report["verdict"] in ("failed", "errored") and session.exitstatus == 0:
+            path.write_text(report.to_json(), encoding="utf-8")
+        if report.verdict in (Verdict.FAILED, Verdict.ERRORED) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int,
                                 config: pytest.Config) -> None:
-        from memspec.conformance._report import render_summary
+        from memspec.conformance._summary import render_summary
 
         tr = terminalreporter
         if config.option.collectonly or self.role == "worker" or self.usage_failed:

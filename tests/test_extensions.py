@@ -119,7 +119,7 @@ def test_extension_tables_are_merged_after_the_core() -> None:
 def test_unclaimed_extension_profiles_are_reported_not_claimed() -> None:
     verdicts = _profile_verdicts(frozenset({"format", "signing"}), [])
     for name in extension_profiles():
-        assert verdicts[name] == {"claimed": False, "verdict": "not-claimed"}
+        assert verdicts[name].to_wire() == {"claimed": False, "verdict": "not-claimed"}
 
 
 def test_the_reference_claims_every_extension_profile() -> None:

@@ -21,9 +21,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from memspec.report import Outcome, Report
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "data" / "implementations"
@@ -78,24 +80,22 @@ ENGINES = (
 )
 
 
-def slim(report: dict[str, Any]) -> dict[str, Any]:
-    """``report`` with passed tests dropped and messages cut to one line (still schema-valid)."""
-    out = dict(report)
-    requirements = []
-    for entry in report["requirements"]:
-        kept = []
-        for test in entry.get("tests", []):
-            if test.get("outcome") in ("passed", "not-claimed"):
-                continue
-            test = dict(test)
-            if "message" in test:
-                lines = str(test["message"]).strip().splitlines() or [""]
-                test["message"] = lines[0][:MESSAGE_CHARS]
-            kept.append(test)
-        requirements.append({**entry, "tests": kept})
-    out["requirements"] = requirements
-    out["engine"] = {k: v for k, v in report["engine"].items() if k != "loaded_as"}
-    return out
+def _first_line(message: str | None) -> str | None:
+    if message is None:
+        return None
+    return (message.strip().splitlines() or [""])[0][:MESSAGE_CHARS]
+
+
+def slim(report: Report) -> Report:
+    """``report`` with passed tests dropped, messages cut to one line and the engine option
+    left out (still schema-valid)."""
+    requirements = tuple(
+        replace(entry, tests=tuple(replace(test, message=_first_line(test.message))
+                                   for test in entry.tests
+                                   if test.outcome not in (Outcome.PASSED, Outcome.NOT_CLAIMED)))
+        for entry in report.requirements)
+    return replace(report, requirements=requirements,
+                   engine=replace(report.engine, loaded_as=None))
 
 
 def _available(engine: Implementation) -> str | None:
@@ -109,7 +109,7 @@ def _available(engine: Implementation) -> str | None:
     return None
 
 
-def certify(engine: Implementation, jobs: int) -> dict[str, Any]:
+def certify(engine: Implementation, jobs: int) -> Report:
     """Run ``memspec certify`` for ``engine``; the slimmed report."""
     scripts = Path(sys.executable).parent
     args = [a.format(python=sys.executable, bin=scripts) for a in engine.args]
@@ -120,7 +120,7 @@ def certify(engine: Implementation, jobs: int) -> dict[str, Any]:
         if not target.is_file():
             raise SystemExit(f"gen_implementations: {engine.id} made no report (exit "
                              f"{run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
-        report: dict[str, Any] = json.loads(target.read_text(encoding="utf-8"))
+        report = Report.load(target)
     return slim(report)
 
 
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"gen_implementations: skipping {engine.id}: {missing}", file=sys.stderr)
             continue
         print(f"gen_implementations: certifying {engine.id}", file=sys.stderr)
-        (OUT / f"{engine.id}.json").write_text(_dump(certify(engine, args.jobs)),
+        (OUT / f"{engine.id}.json").write_text(certify(engine, args.jobs).to_json(indent=1),
                                                encoding="utf-8")
     index = [{"id": e.id, "title": e.title, "mode": e.mode, "command": e.shown,
               "report": f"{e.id}.json"} for e in ENGINES if (OUT / f"{e.id}.json").is_file()]

@@ -28,6 +28,7 @@ from gen_docs import generate
 from memspec._requirements import load_requirements
 from memspec.conformance import check_report
 from memspec.peers import classification, expected_outcome
+from memspec.report import MalformedReport, Report
 
 KEPT = REPO / "docs" / "data" / "implementations"
 PASSING = ("passed", "not-claimed", "untestable")
@@ -37,7 +38,7 @@ def _linker() -> IdLinker:
     return IdLinker([r.id for r in load_requirements()])
 
 
-def _kept() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def _kept() -> list[tuple[dict[str, Any], Report]]:
     return implementations.load_implementations(REPO)
 
 
@@ -70,21 +71,20 @@ def test_every_kept_report_matches_the_report_schema(engine: Any) -> None:
 def test_the_reference_engine_is_certified_everywhere() -> None:
     for entry, report in _kept():
         if entry["id"].startswith("reference-"):
-            assert report["verdict"] == "certified", entry["id"]
+            assert report.verdict == "certified", entry["id"]
 
 
 def test_the_kept_fg_reports_agree_with_the_classification() -> None:
     data = classification()
     fg = [(entry, report) for entry, report in _kept()
-          if report["engine"]["name"] == data["engine"]["name"]]
-    assert {report["mode"] for _, report in fg} == {"in-process", "process"}
+          if report.engine.name == data["engine"]["name"]]
+    assert {report.mode for _, report in fg} == {"in-process", "process"}
     for _, report in fg:
-        assert report["engine"]["version"] == data["engine"]["version"]
-        mode = report["mode"]
+        assert report.engine.version == data["engine"]["version"]
+        mode = report.mode
         expected = {rid: outcome for rid, e in data["requirements"].items()
                     if (outcome := expected_outcome(e, mode)) is not None}
-        actual = {r["id"]: r["outcome"] for r in report["requirements"]
-                  if r["outcome"] not in PASSING}
+        actual = {r.id: r.outcome for r in report.requirements if r.outcome not in PASSING}
         assert actual == expected, mode
 
 
@@ -111,13 +111,14 @@ def test_every_memspec_difference_links_to_the_section_of_its_decision_note() ->
 
 def test_what_an_engine_says_is_escaped() -> None:
     entry, report = _kept()[-1]
-    hostile = copy.deepcopy(report)
+    hostile = copy.deepcopy(report.to_wire())
     hostile["engine"]["name"] = "<script>alert(1)</script>|`x`"
-    hostile["verdict"] = "certified<img src=x>"
+    hostile["engine"]["version"] = "1<img src=x>"
     failing = next(r for r in hostile["requirements"] if r["outcome"] not in PASSING)
     failing["tests"] = [{"nodeid": "t", "outcome": "failed", "message": "**bold** <b>|"}]
     other = {**entry, "id": "hostile", "title": "<i>x</i>"}
-    text = implementations.render_implementations([(other, hostile)], None, _linker())
+    text = implementations.render_implementations([(other, Report.from_wire(hostile))], None,
+                                                  _linker())
     assert "<script>" not in text and "<img" not in text and "<b>" not in text
     assert "<i>" not in text and "**bold**" not in text
     assert "&lt;script" in text
@@ -127,3 +128,16 @@ def test_the_pages_say_so_when_nothing_is_kept(tmp_path: Path) -> None:
     text = implementations.render_implementations([], None, _linker())
     assert "No reports are kept yet" in text
     assert implementations.load_implementations(tmp_path) == []
+
+
+def test_a_kept_report_off_the_schema_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / implementations.DATA
+    folder.mkdir(parents=True)
+    wire = json.loads((KEPT / "js-example-process.json").read_text(encoding="utf-8"))
+    wire["verdict"] = "certified<img src=x>"  # a verdict the schema does not know
+    (folder / "bad.json").write_text(json.dumps(wire), encoding="utf-8")
+    (folder / "index.json").write_text(json.dumps({"engines": [{"report": "bad.json"}]}),
+                                       encoding="utf-8")
+    with pytest.raises(MalformedReport, match=r"bad\.json") as caught:
+        implementations.load_implementations(tmp_path)
+    assert caught.value.pointer == "/verdict"

@@ -242,8 +242,8 @@ def test_the_report_channel_hands_over_the_kits_report(monkeypatch: pytest.Monke
         show_output=False)
     assert report is not None, output[-2000:]
     check_report(report)
-    assert report["engine"]["name"] == "kit-format-only" and code == 1
-    assert "signature" not in report  # the kit never signs: certify does, itself
+    assert report.engine.name == "kit-format-only" and code == 1
+    assert report.signature is None  # the kit never signs: certify does, itself
 
 
 def test_the_report_channel_takes_only_what_the_key_vouches_for() -> None:
@@ -299,7 +299,7 @@ def _fold(claims: list[str], tests: list[TestResult]) -> dict[str, Any]:
                           started_at="2026-01-01T00:00:00.000Z",
                           finished_at="2026-01-01T00:00:01.000Z")
     check_report(report)
-    return report
+    return report.to_wire()
 
 
 def _passing(profile: str) -> list[TestResult]:

@@ -50,7 +50,7 @@ def _fold(claims: list[str], tests: list[TestResult]) -> dict[str, Any]:
                           started_at="2026-01-01T00:00:00.000Z",
                           finished_at="2026-01-01T00:00:01.000Z")
     check_report(report)
-    return report
+    return report.to_wire()
 
 
 def _passing(*profiles: str, but: tuple[str, ...] = ()) -> list[TestResult]:

@@ -39,7 +39,7 @@ def _fold(claims: list[str], tests: list[TestResult]) -> dict[str, Any]:
                           started_at="2026-01-01T00:00:00.000Z",
                           finished_at="2026-01-01T00:00:01.000Z")
     check_report(report)
-    return report
+    return report.to_wire()
 
 
 def _passing(*profiles: str, but: tuple[str, ...] = ()) -> list[TestResult]:
@@ -228,7 +228,7 @@ def test_findings_fail_their_requirement_once() -> None:
                           finished_at="2026-01-01T00:00:01.000Z",
                           findings=[Finding("PROTO-1", "stdout", "a diagnostic line")])
     check_report(report)
-    entry = _by_id(report)["PROTO-1"]
+    entry = _by_id(report.to_wire())["PROTO-1"]
     assert entry["outcome"] == "failed"
     assert [t["nodeid"] for t in entry["tests"] if t["outcome"] == "failed"] == [
         "finding:PROTO-1:stdout"]

@@ -20,6 +20,7 @@ from _docgen.spec import section_anchors
 from memspec._display import markdown_inline
 from memspec.cli._compare import comparison
 from memspec.peers import expected_outcome
+from memspec.report import Outcome, Report, RequirementOutcome
 
 IMPLEMENTATIONS_PAGE = f"{GEN}/implementations.md"
 COMPATIBILITY_PAGE = f"{GEN}/compatibility.md"
@@ -33,17 +34,18 @@ CLASS_TITLES = {
     "not-applicable": "not applicable",
     "kit-defect": "kit defect",
 }
-_PASSING = ("passed", "not-claimed", "untestable")
+_PASSING = (Outcome.PASSED, Outcome.NOT_CLAIMED, Outcome.UNTESTABLE)
 _HEADING = re.compile(r"^#{2,4} ((?:\d+(?:\.\d+)*)|Appendix [A-Z])\b")
 
 
-def load_implementations(root: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(index entry, report) of every kept report, in the index's order."""
+def load_implementations(root: Path) -> list[tuple[dict[str, Any], Report]]:
+    """(index entry, report) of every kept report, in the index's order; a kept report that
+    does not match schemas/report.json raises MalformedReport."""
     folder = root / DATA
     if not (folder / "index.json").is_file():
         return []
     index = read_json(folder / "index.json")
-    return [(entry, read_json(folder / entry["report"])) for entry in index["engines"]]
+    return [(entry, Report.load(folder / entry["report"])) for entry in index["engines"]]
 
 
 def decision_sections(spec_text: str) -> dict[str, str]:
@@ -67,25 +69,25 @@ def _cause_anchor(name: str) -> str:
     return f"cause-{name}"
 
 
-def _explained(entry: dict[str, Any], report: dict[str, Any],
+def _explained(entry: RequirementOutcome, report: Report,
                classification: dict[str, Any] | None) -> bool:
-    if classification is None or report.get("engine", {}).get("name") != CLASSIFIED_ENGINE:
+    if classification is None or report.engine.name != CLASSIFIED_ENGINE:
         return False
-    found = classification["requirements"].get(entry["id"])
-    return found is not None and expected_outcome(found, report.get("mode", "")) is not None
+    found = classification["requirements"].get(entry.id)
+    return found is not None and expected_outcome(found, report.mode) is not None
 
 
-def _first_message(entry: dict[str, Any]) -> str:
-    if entry.get("needs"):
+def _first_message(entry: RequirementOutcome) -> str:
+    if entry.needs:
         return "judged in part: its other tests need the unclaimed profiles " + ", ".join(
-            str(n) for n in entry["needs"])
-    for test in entry.get("tests", []):
-        if test.get("outcome") not in ("passed", "inconclusive") and test.get("message"):
-            return str(test["message"])
+            entry.needs)
+    for test in entry.tests:
+        if test.outcome not in (Outcome.PASSED, Outcome.INCONCLUSIVE) and test.message:
+            return test.message
     return ""
 
 
-def render_implementations(reports: list[tuple[dict[str, Any], dict[str, Any]]],
+def render_implementations(reports: list[tuple[dict[str, Any], Report]],
                            classification: dict[str, Any] | None, linker: IdLinker) -> str:
     """The Implementations page."""
     page = IMPLEMENTATIONS_PAGE
@@ -104,13 +106,12 @@ def render_implementations(reports: list[tuple[dict[str, Any], dict[str, Any]]],
     lines += ["## Engines {#engines}", "", "| # | engine | mode | kit | verdict | command |",
               "|---|---|---|---|---|---|"]
     for number, (entry, report) in enumerate(reports, 1):
-        engine = report.get("engine", {})
-        name = f"{engine.get('name', '')} {engine.get('version') or ''}".strip()
+        name = f"{report.engine.name} {report.engine.version or ''}".strip()
         lines.append(
             f"| [{number}](#{entry['id']}) | {markdown_inline(name)} | "
-            f"{markdown_inline(report.get('mode', ''))} | "
-            f"{markdown_inline(report.get('kit', {}).get('version', ''))} | "
-            f"**{markdown_inline(report.get('verdict', ''))}** | "
+            f"{markdown_inline(report.mode)} | "
+            f"{markdown_inline(report.kit.version)} | "
+            f"**{markdown_inline(report.verdict)}** | "
             f"`{entry['command'].replace('`', '')}` |")
     numbers = " | ".join(f"[{n}](#{entry['id']})" for n, (entry, _) in enumerate(reports, 1))
     lines += ["", "## Profiles {#profiles}", "", f"| profile | {numbers} |",
@@ -122,11 +123,10 @@ def render_implementations(reports: list[tuple[dict[str, Any], dict[str, Any]]],
               f"{len(result.requirements)} requirements do not have the same outcome for every "
               "engine.", "", f"| requirement | profile | level | {numbers} |",
               "|---|---|---|" + "---|" * len(reports)]
-    by_id = [{e["id"]: e for e in report["requirements"]} for _, report in reports]
     for rid, profile, level, outcomes in result.requirements:
         cells = []
         for column, outcome in enumerate(outcomes):
-            found: dict[str, Any] | None = by_id[column].get(rid)
+            found = reports[column][1].requirement(rid)
             report = reports[column][1]
             shown = markdown_inline(outcome)
             if found is not None and outcome not in _PASSING and _explained(
@@ -136,10 +136,10 @@ def render_implementations(reports: list[tuple[dict[str, Any], dict[str, Any]]],
         lines.append(f"| {linker.link(rid, page)} | `{markdown_inline(profile)}` | {level} | "
                      + " | ".join(cells) + " |")
     for number, (entry, report) in enumerate(reports, 1):
-        failing = [e for e in report["requirements"] if e["outcome"] not in _PASSING]
+        failing = [e for e in report.requirements if e.outcome not in _PASSING]
         lines += ["", f"## {number}. {markdown_inline(entry['title'])}, "
                       f"{markdown_inline(entry['mode'])} {{#{entry['id']}}}", "",
-                  f"Verdict **{markdown_inline(report.get('verdict', ''))}**; "
+                  f"Verdict **{markdown_inline(report.verdict)}**; "
                   f"{len(failing)} requirements not passed. Command: "
                   f"`{entry['command'].replace('`', '')}`.", ""]
         if not failing:
@@ -148,11 +148,11 @@ def render_implementations(reports: list[tuple[dict[str, Any], dict[str, Any]]],
         for item in failing:
             if _explained(item, report, classification):
                 names = ", ".join(markdown_inline(c)
-                                  for c in item_causes(classification, item["id"]))
-                why = f"[{names}]({rel(page, COMPATIBILITY_PAGE)}#{_anchor(item['id'])})"
+                                  for c in item_causes(classification, item.id))
+                why = f"[{names}]({rel(page, COMPATIBILITY_PAGE)}#{_anchor(item.id)})"
             else:
                 why = markdown_inline(_first_message(item)[:300])
-            lines.append(f"| {linker.link(item['id'], page)} | {markdown_inline(item['outcome'])} "
+            lines.append(f"| {linker.link(item.id, page)} | {markdown_inline(item.outcome)} "
                          f"| {why} |")
     return "\n".join(lines) + "\n"
 

@@ -18,6 +18,7 @@ from memspec._canonical import parse_json
 from memspec._display import markdown_inline, terminal
 from memspec._errors import MemspecError
 from memspec.cli._io import UsageError, emit, read_text
+from memspec.report import MalformedReport, Report
 
 __all__ = ["Comparison", "Engine", "comparison", "load_report", "register"]
 
@@ -55,41 +56,32 @@ class Comparison:
         }
 
 
-def load_report(path: str) -> dict[str, Any]:
+def load_report(path: str) -> Report:
     """A conformance report read from ``path`` and checked against schemas/report.json.
 
-    An unreadable file raises ``OSError``; a file that is not a valid report raises a typed
-    :class:`~memspec.MemspecError` naming the path.
+    A missing file raises ``UsageError``, an unreadable one ``OSError``; a file that is not a
+    valid report raises :class:`~memspec.report.MalformedReport` naming the path.
     """
-    from memspec.conformance import check_report
-
     try:
-        report = parse_json(read_text(path))
+        wire = parse_json(read_text(path))
     except MemspecError as exc:
-        raise MemspecError(f"{path}: not a conformance report: {exc}") from exc
-    if not isinstance(report, dict):
-        raise MemspecError(f"{path}: a conformance report is a JSON object")
-    try:
-        check_report(report)
-    except MemspecError as exc:
-        raise MemspecError(f"{path}: {exc}") from exc
-    return report
+        raise MalformedReport(f"not a conformance report: {exc}", source=path) from exc
+    return Report.from_wire(wire, source=path)
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else "" if value is None else str(value)
-
-
-def comparison(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> Comparison:
-    """Compare ``reports``, each given with where it came from (a path or a name)."""
+def comparison(reports: Sequence[tuple[str, Report | Mapping[str, Any]]]) -> Comparison:
+    """Compare ``reports``, each given with where it came from (a path or a name); a report
+    given as its wire form is read through :class:`~memspec.report.Report` first."""
+    models = [(source, report if isinstance(report, Report)
+               else Report.from_wire(dict(report), source=source))
+              for source, report in reports]
     engines = []
-    for source, report in reports:
-        engine = report.get("engine", {})
-        name, version = _text(engine.get("name")), _text(engine.get("version"))
-        mode = _text(report.get("mode"))
+    for source, report in models:
+        name, version = report.engine.name, report.engine.version or ""
+        mode = report.mode.value
         base = " ".join(part for part in (name, version) if part) or source
         engines.append(Engine(label=f"{base} ({mode})" if mode else base, name=name,
-                              version=version, mode=mode, verdict=_text(report.get("verdict")),
+                              version=version, mode=mode, verdict=report.verdict.value,
                               source=source))
     labels = [e.label for e in engines]
     unique = [label if labels.count(label) == 1 else f"{label} #{i + 1}"
@@ -97,18 +89,18 @@ def comparison(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> Comparison:
     engines = [Engine(label=u, name=e.name, version=e.version, mode=e.mode, verdict=e.verdict,
                       source=e.source) for u, e in zip(unique, engines, strict=True)]
     profile_names: list[str] = []
-    for _, report in reports:
-        profile_names += [p for p in report.get("profiles", {}) if p not in profile_names]
+    for _, report in models:
+        profile_names += [p for p in report.profiles if p not in profile_names]
     profiles = tuple(
-        (name, tuple(_text(report.get("profiles", {}).get(name, {}).get("verdict", "absent"))
-                     for _, report in reports))
+        (name, tuple(found.verdict.value if (found := report.profiles.get(name)) else "absent"
+                     for _, report in models))
         for name in profile_names)
     outcomes: dict[str, dict[int, str]] = {}
     meta: dict[str, tuple[str, str]] = {}
-    for index, (_, report) in enumerate(reports):
-        for entry in report.get("requirements", []):
-            outcomes.setdefault(entry["id"], {})[index] = _text(entry.get("outcome"))
-            meta.setdefault(entry["id"], (_text(entry.get("profile")), _text(entry.get("level"))))
+    for index, (_, report) in enumerate(models):
+        for entry in report.requirements:
+            outcomes.setdefault(entry.id, {})[index] = entry.outcome.value
+            meta.setdefault(entry.id, (entry.profile, entry.level))
     differing = tuple(
         (rid, *meta[rid], row)
         for rid, by_report in outcomes.items()

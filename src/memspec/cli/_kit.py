@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import shlex
 import subprocess
@@ -21,6 +20,7 @@ from memspec.cli._io import UsageError, emit, read_text, write_output
 from memspec.cli._keys import load_key
 from memspec.cli._render import badge_endpoint, badge_svg, report_html, report_markdown
 from memspec.data import json_resource, vector_files
+from memspec.report import Report, Verdict
 
 __all__ = ["engine_options", "jobs_args", "register", "run_kit"]
 
@@ -61,7 +61,7 @@ def jobs_args(jobs: int | None) -> list[str]:
 
 
 def run_kit(kit_args: list[str], targets: list[str], *,
-            show_output: bool) -> tuple[int, dict[str, Any] | None, str]:
+            show_output: bool) -> tuple[int, Report | None, str]:
     """Run pytest on the kit in a clean subprocess; return (exit code, report, output).
 
     The child runs in the caller's working directory, so an engine command or a
@@ -70,7 +70,9 @@ def run_kit(kit_args: list[str], targets: list[str], *,
     the caller's (``--noconftest``) nor the caller's directory on ``sys.path``
     (``-P``) can change how the kit judges. The report comes back over the kit's
     report channel (:mod:`memspec.conformance._channel`), never from a file an
-    engine could rewrite; None when the kit made none.
+    engine could rewrite, and is checked against schemas/report.json
+    (:class:`~memspec.report.MalformedReport` if it does not match); None when the kit
+    made none.
     """
     from memspec.conformance._channel import ReportChannel
 
@@ -98,7 +100,8 @@ def run_kit(kit_args: list[str], targets: list[str], *,
                   "channel (the engine under test?); it was ignored", file=sys.stderr)
     finally:
         channel.close()
-    return proc.returncode, report, output or ""
+    return (proc.returncode, Report.from_wire(report) if report is not None else None,
+            output or "")
 
 
 #: pytest's exit status for a usage error: the kit stopped before any test ran (a bad
@@ -118,8 +121,6 @@ def _no_report(code: int, output: str) -> NoReturn:
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
-    from memspec.conformance import check_report, sign_report
-
     out_dir = Path(args.out_dir).resolve()
     report_path = Path(args.report).resolve() if args.report else out_dir / "report.json"
     kit_args = _kit_args(args) + jobs_args(args.jobs)
@@ -134,29 +135,27 @@ def cmd_certify(args: argparse.Namespace) -> int:
         # Nothing was written: the report's directory is made only for a report.
         _no_report(code, output)
     assert report is not None
-    check_report(report)
     if key is not None:
-        report = sign_report(report, key)
+        report = report.signed(key)
     # Every file, and the verdict printed, come from this in-memory report: the one the
     # kit made and vouched for over its channel, signed here after the engine is gone.
     report_path.parent.mkdir(parents=True, exist_ok=True)
     summary = out_dir / "report.md" if not args.report else report_path.with_suffix(".md")
     badge = out_dir / "badge.svg" if not args.report else report_path.with_name(
         report_path.stem + "-badge.svg")
-    write_output(str(report_path), (json.dumps(report, indent=2, ensure_ascii=False)
-                                    + "\n").encode("utf-8"))
+    write_output(str(report_path), report.to_json().encode("utf-8"))
     write_output(str(summary), report_markdown(report).encode("utf-8"))
     write_output(str(badge), badge_svg(report).encode("utf-8"))
     endpoint = badge.with_suffix(".json")  # a shields.io endpoint badge document
     write_output(str(endpoint), badge_endpoint(report).encode("utf-8"))
-    verdict = str(report["verdict"])
+    verdict = report.verdict.value
     emit(args.json, {"verdict": verdict, "report": str(report_path),
                      "summary": str(summary), "badge": str(badge),
-                     "badge_endpoint": str(endpoint), "signed": "signature" in report,
-                     "profiles": {n: e["verdict"] for n, e in report["profiles"].items()}},
+                     "badge_endpoint": str(endpoint), "signed": report.signature is not None,
+                     "profiles": {n: e.verdict.value for n, e in report.profiles.items()}},
          terminal(f"\nverdict: {verdict}\nreport: {report_path}\nsummary: {summary}\n"
                   f"badge: {badge} (shields.io endpoint: {endpoint})"))
-    return 0 if verdict == "certified" and code == 0 else 1
+    return 0 if report.verdict == Verdict.CERTIFIED and code == 0 else 1
 
 
 def cmd_smoke(args: argparse.Namespace) -> int:
@@ -177,22 +176,18 @@ def cmd_smoke(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from memspec.conformance import check_report, verify_report
+    from memspec.conformance import verify_report
 
-    report = parse_json(read_text(args.path))
-    if not isinstance(report, dict):
-        raise MemspecError(f"{args.path}: a conformance report is a JSON object")
-    try:
-        check_report(report)
-    except MemspecError as exc:
-        raise MemspecError(f"{args.path}: {exc}") from None
+    wire = parse_json(read_text(args.path))
+    report = Report.from_wire(wire, source=args.path)
     if args.verify:
-        if "signature" not in report:
+        if report.signature is None:
             raise MemspecError(f"{args.path}: the report is not signed")
-        verify_report(report)
+        verify_report(wire)  # over the members as read, not as the model writes them
     text = report_html(report) if args.format == "html" else report_markdown(report)
     if args.json:
-        emit(True, {"verdict": report["verdict"], "signed": "signature" in report}, "")
+        emit(True, {"verdict": report.verdict.value, "signed": report.signature is not None},
+             "")
     else:
         write_output(args.output, text.encode("utf-8"))
     return 0
@@ -242,14 +237,10 @@ def cmd_vectors(args: argparse.Namespace) -> int:
     module = Path(suites.__file__).with_name("test_vectors.py")
     nodes = [f"{module}::test_vector[{case['id']}]" for _, _, case in chosen]
     code, report, output = run_kit(_kit_args(args), nodes, show_output=not args.json)
-    if report is not None:
-        from memspec.conformance import check_report
-
-        check_report(report)
     outcomes: dict[str, str] = {}
-    for entry in (report or {}).get("requirements", []):
-        for test in entry["tests"]:
-            outcomes[test["nodeid"].rsplit("[", 1)[-1].rstrip("]")] = test["outcome"]
+    for entry in report.requirements if report is not None else ():
+        for test in entry.tests:
+            outcomes[test.nodeid.rsplit("[", 1)[-1].rstrip("]")] = test.outcome.value
     if not outcomes:
         _no_report(code, output)
     failed = sorted(i for i, o in outcomes.items() if o in ("failed", "errored"))

@@ -18,6 +18,7 @@ from typing import Any
 from memspec._display import html_text, markdown_inline
 from memspec._requirements import EXTENSION_FAMILIES, load_requirements
 from memspec.engine import profiles as profile_table
+from memspec.report import Outcome, Report, RequirementOutcome, Verdict
 
 __all__ = ["SPEC_SITE", "badge_endpoint", "badge_svg", "badge_text", "report_html",
            "report_markdown", "requirement_url", "test_counts"]
@@ -32,7 +33,13 @@ _VERDICT_COLOUR = {"certified": "brightgreen", "partial": "yellow", "failed": "r
                    "errored": "orange", "incomplete": "yellow"}
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9 -]*\Z")
 _ID = re.compile(r"[A-Z][A-Z0-9]*-\d+\Z")
-_NOT_MET = ("failed", "errored")
+_NOT_MET = (Outcome.FAILED, Outcome.ERRORED)
+#: A report as the model, or as its wire form (read through the model).
+AnyReport = Report | Mapping[str, Any]
+
+
+def _model(report: AnyReport) -> Report:
+    return report if isinstance(report, Report) else Report.from_wire(dict(report))
 
 
 def requirement_url(rid: str) -> str:
@@ -53,14 +60,14 @@ def _rid(value: object) -> str:
     return f"[{text}]({requirement_url(text)})" if _ID.match(text) else markdown_inline(text)
 
 
-def _certified(report: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+def _certified(report: Report) -> tuple[list[str], list[str]]:
     """(the claimable profiles certified, every claimable profile in the report)."""
     table = profile_table()
-    claimable = [name for name in report["profiles"]
+    claimable = [name for name in report.profiles
                  if not table.get(name, {}).get("always")]
     done = [name for name in claimable
-            if report["profiles"][name]["claimed"]
-            and report["profiles"][name]["verdict"] == "certified"]
+            if report.profiles[name].claimed
+            and report.profiles[name].verdict == Verdict.CERTIFIED]
     return done, claimable
 
 
@@ -70,43 +77,50 @@ def _meaning(name: str) -> str:
     return f"{title}: {summary}" if title else summary
 
 
-def _profile_rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+def _profile_rows(report: Report) -> list[tuple[str, str, str, str]]:
     """(name, claimed, verdict, notes) per profile, in the report's order."""
     table = profile_table()
     rows = []
-    for name, entry in report["profiles"].items():
+    for name, entry in report.profiles.items():
         always = bool(table.get(name, {}).get("always"))
-        claimed = "always" if always else ("yes" if entry["claimed"] else "no")
-        verdict = entry["verdict"] if entry["claimed"] or always else "not claimed"
-        rows.append((str(name), claimed, str(verdict), "; ".join(map(str, entry.get("notes", [])))))
+        claimed = "always" if always else ("yes" if entry.claimed else "no")
+        verdict = entry.verdict.value if entry.claimed or always else "not claimed"
+        rows.append((name, claimed, verdict, "; ".join(entry.notes)))
     return rows
 
 
-def _problems(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [r for r in report["requirements"]
-            if r["outcome"] in _NOT_MET or (r["outcome"] == "partial" and r.get("binding"))]
+def _problems(report: Report) -> list[RequirementOutcome]:
+    return [r for r in report.requirements
+            if r.outcome in _NOT_MET or (r.outcome == Outcome.PARTIAL and r.binding)]
 
 
-def _first_message(entry: Mapping[str, Any]) -> tuple[str, str]:
-    for test in entry["tests"]:
-        if test["outcome"] in _NOT_MET:
-            message = str(test.get("message") or "").strip().splitlines()
-            return str(test["nodeid"]), message[0] if message else ""
-    return "", str(entry.get("note", ""))
+def _first_message(entry: RequirementOutcome) -> tuple[str, str]:
+    for test in entry.tests:
+        if test.outcome in _NOT_MET:
+            message = (test.message or "").strip().splitlines()
+            return test.nodeid, message[0] if message else ""
+    return "", entry.note or ""
 
 
-def _untestable(report: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], str]]:
+def _untestable(report: Report) -> list[tuple[RequirementOutcome, str]]:
     """The report's untestable requirements with the reason (the report's, else the spec's)."""
     reasons = {r.id: r.untestable for r in load_requirements() if r.untestable}
-    return [(entry, str(entry.get("note") or reasons.get(entry["id"], "")))
-            for entry in report["requirements"] if entry["outcome"] == "untestable"]
+    return [(entry, entry.note or reasons.get(entry.id) or "")
+            for entry in report.requirements if entry.outcome == Outcome.UNTESTABLE]
 
 
-def test_counts(report: Mapping[str, Any]) -> dict[str, int]:
+def test_counts(report: AnyReport) -> dict[str, int]:
     """Tests per outcome as the kit's terminal summary counts them: the requirement-traced
-    tests of ``summary.tests`` plus the kit's checks of itself (``kit_checks``)."""
-    counts = Counter({str(k): int(n) for k, n in report["summary"]["tests"].items()})
-    counts.update(str(check.get("outcome")) for check in report.get("kit_checks", []))
+    tests of ``summary.tests`` plus the kit's checks of itself (``kit_checks``).
+
+    The wire form is read as it is, not validated: the docs' report page counts a report
+    it shows however it came (tools/_docgen/report.py)."""
+    if isinstance(report, Report):
+        counts = Counter(dict(report.summary.tests))
+        counts.update(check.outcome.value for check in report.kit_checks or ())
+    else:
+        counts = Counter({str(k): int(n) for k, n in report["summary"]["tests"].items()})
+        counts.update(str(check.get("outcome")) for check in report.get("kit_checks", []))
     return dict(sorted(counts.items()))
 
 
@@ -116,27 +130,28 @@ def _counts(counts: Mapping[str, Any]) -> str:
     return f"{total} ({listed})" if listed else "0"
 
 
-def report_markdown(report: Mapping[str, Any]) -> str:
+def report_markdown(given: AnyReport) -> str:
     """A Markdown summary: what was certified, every profile with its meaning, every
     requirement not met, the untestable requirements, and every requirement's outcome."""
-    engine = report["engine"]
-    summary = report["summary"]
+    report = _model(given)
+    engine = report.engine
+    summary = report.summary
     done, claimable = _certified(report)
-    name = markdown_inline(f"{engine['name']} {engine.get('version') or ''}".strip())
+    name = markdown_inline(f"{engine.name} {engine.version or ''}".strip())
     lines = [
         f"# Conformance report: {name}",
         "",
-        f"- **Verdict:** {_word(report['verdict'])}",
+        f"- **Verdict:** {_word(report.verdict)}",
         f"- **Certified profiles:** {len(done)} of {len(claimable)}"
         + (f": {', '.join(done)}" if done else ""),
-        f"- **Spec:** {markdown_inline(report['spec_version'])} · **kit:** memspec "
-        f"{markdown_inline(report['kit']['version'])} · **mode:** {_word(report['mode'])}",
-        f"- **Suite digest:** {markdown_inline(report['suite_digest'])}",
+        f"- **Spec:** {markdown_inline(report.spec_version)} · **kit:** memspec "
+        f"{markdown_inline(report.kit.version)} · **mode:** {_word(report.mode)}",
+        f"- **Suite digest:** {markdown_inline(report.suite_digest)}",
         f"- **Tests:** {_counts(test_counts(report))}"
-        + (f", {len(report['kit_checks'])} of them the kit's checks of itself"
-           if report.get("kit_checks") else ""),
-        f"- **Requirements:** {_counts(summary['requirements'])}",
-        f"- **Warnings:** {int(summary.get('warnings', 0))} (SHOULD / MAY requirements not met)",
+        + (f", {len(report.kit_checks)} of them the kit's checks of itself"
+           if report.kit_checks else ""),
+        f"- **Requirements:** {_counts(summary.requirements)}",
+        f"- **Warnings:** {summary.warnings} (SHOULD / MAY requirements not met)",
         "",
         "## Profiles",
         "",
@@ -157,8 +172,8 @@ def report_markdown(report: Mapping[str, Any]) -> str:
                   "|---|---|---|---|---|---|"]
         for entry in problems:
             nodeid, message = _first_message(entry)
-            cells = [_rid(entry["id"]), _word(entry["level"]), _word(entry["profile"]),
-                     _word(entry["outcome"]), markdown_inline(nodeid),
+            cells = [_rid(entry.id), _word(entry.level), _word(entry.profile),
+                     _word(entry.outcome), markdown_inline(nodeid),
                      markdown_inline(message[:200])]
             lines.append("| " + " | ".join(cells) + " |")
     untestable = _untestable(report)
@@ -170,24 +185,25 @@ def report_markdown(report: Mapping[str, Any]) -> str:
                   "observe it through the engine interface.", "",
                   "| requirement | level | profile | why it cannot be tested |",
                   "|---|---|---|---|"]
-        lines += [f"| {_rid(entry['id'])} | {_word(entry['level'])} | {_word(entry['profile'])} "
+        lines += [f"| {_rid(entry.id)} | {_word(entry.level)} | {_word(entry.profile)} "
                   f"| {markdown_inline(reason)} |" for entry, reason in untestable]
     lines += ["", "## Every requirement", "",
               "| requirement | level | profile | outcome | tests passed |", "|---|---|---|---|---|"]
-    for entry in report["requirements"]:
-        passed = sum(1 for t in entry["tests"] if t["outcome"] == "passed")
-        lines.append(f"| {_rid(entry['id'])} | {_word(entry['level'])} | "
-                     f"{_word(entry['profile'])} | {_word(entry['outcome'])} | "
-                     f"{passed} / {len(entry['tests'])} |")
-    if "signature" in report:
-        lines += ["", f"Signed by {markdown_inline(report['signature']['signed_by'])} "
+    for entry in report.requirements:
+        passed = sum(1 for t in entry.tests if t.outcome == Outcome.PASSED)
+        lines.append(f"| {_rid(entry.id)} | {_word(entry.level)} | "
+                     f"{_word(entry.profile)} | {_word(entry.outcome)} | "
+                     f"{passed} / {len(entry.tests)} |")
+    if report.signature is not None:
+        lines += ["", f"Signed by {markdown_inline(report.signature.signed_by)} "
                   "(context conformance-report)."]
     return "\n".join(lines) + "\n"
 
 
-def report_html(report: Mapping[str, Any]) -> str:
+def report_html(given: AnyReport) -> str:
     """A self-contained HTML page of the same summary (no external resources)."""
-    engine = report["engine"]
+    report = _model(given)
+    engine = report.engine
     esc = html_text
     done, claimable = _certified(report)
     rows = "".join(
@@ -197,16 +213,16 @@ def report_html(report: Mapping[str, Any]) -> str:
     problems = ""
     for entry in _problems(report):
         nodeid, message = _first_message(entry)
-        link = (f'<a href="{esc(requirement_url(entry["id"]))}">{esc(entry["id"])}</a>'
-                if _ID.match(str(entry["id"])) else esc(entry["id"]))
-        problems += (f"<tr><td>{link}</td><td>{esc(entry['level'])}</td>"
-                     f"<td>{esc(entry['profile'])}</td><td>{esc(entry['outcome'])}</td>"
+        link = (f'<a href="{esc(requirement_url(entry.id))}">{esc(entry.id)}</a>'
+                if _ID.match(entry.id) else esc(entry.id))
+        problems += (f"<tr><td>{link}</td><td>{esc(entry.level)}</td>"
+                     f"<td>{esc(entry.profile)}</td><td>{esc(entry.outcome)}</td>"
                      f"<td><code>{esc(nodeid)}</code></td><td>{esc(message[:300])}</td></tr>")
     failing = (f"<table><tr><th>requirement</th><th>level</th><th>profile</th><th>outcome</th>"
                f"<th>test</th><th>message</th></tr>{problems}</table>" if problems
                else "<p>None: every requirement of every claimed profile passed.</p>")
-    title = esc(f"{engine['name']} {engine.get('version') or ''}".strip())
-    verdict = esc(report["verdict"])
+    title = esc(f"{engine.name} {engine.version or ''}".strip())
+    verdict = esc(report.verdict)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -218,8 +234,8 @@ text-align:left;vertical-align:top}}.certified{{color:#2e7d32}}.failed{{color:#c
 <h1>Conformance report: {title}</h1>
 <p><strong>Verdict: <span class="{verdict}">{verdict}</span></strong>
  · {len(done)} of {len(claimable)} profiles certified{esc(': ' + ', '.join(done)) if done else ''}
- · spec {esc(report['spec_version'])} · memspec {esc(report['kit']['version'])} ·
- {esc(report['mode'])}</p>
+ · spec {esc(report.spec_version)} · memspec {esc(report.kit.version)} ·
+ {esc(report.mode)}</p>
 <h2>Profiles</h2><table><tr><th>profile</th><th>what it covers</th><th>claimed</th>
 <th>verdict</th><th>note</th></tr>{rows}</table>
 <h2>Requirements not met</h2>{failing}
@@ -227,15 +243,16 @@ text-align:left;vertical-align:top}}.certified{{color:#2e7d32}}.failed{{color:#c
 """
 
 
-def badge_text(report: Mapping[str, Any]) -> tuple[str, str, str]:
+def badge_text(given: AnyReport) -> tuple[str, str, str]:
     """(label, message, shields.io colour name): what was certified, not just the verdict.
 
     An engine certified on 2 profiles reads "format, signing"; on more than three,
     "12/18 profiles"; any other verdict says so and how many profiles were certified.
     """
+    report = _model(given)
     done, claimable = _certified(report)
-    verdict = str(report["verdict"])
-    if verdict == "certified":
+    verdict = report.verdict.value
+    if verdict == Verdict.CERTIFIED:
         if not done:
             message = "certified: no profile claimed"
         elif len(done) <= 3 and len(done) < len(claimable):
@@ -250,13 +267,14 @@ def badge_text(report: Mapping[str, Any]) -> tuple[str, str, str]:
     return "memspec", message, colour
 
 
-def badge_svg(report: Mapping[str, Any]) -> str:
+def badge_svg(given: AnyReport) -> str:
     """A flat SVG badge: "memspec | what was certified"."""
+    report = _model(given)
     label, value, colour = badge_text(report)
     certified, _ = _certified(report)
     left, right = 7 * len(label) + 12, 7 * len(value) + 12
     esc = html_text
-    title = (f"{label}: {value} ({report['spec_version']}; certified: "
+    title = (f"{label}: {value} ({report.spec_version}; certified: "
              f"{', '.join(certified) or 'none'})")
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + right}" height="20" '
@@ -270,7 +288,7 @@ def badge_svg(report: Mapping[str, Any]) -> str:
     )
 
 
-def badge_endpoint(report: Mapping[str, Any]) -> str:
+def badge_endpoint(report: AnyReport) -> str:
     """The same badge as a shields.io endpoint document (https://shields.io/badges/endpoint-badge)."""
     label, message, colour = badge_text(report)
     return json.dumps({"schemaVersion": 1, "label": label, "message": message,

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from memspec._encoding import timestamp_from_datetime
+from memspec.report import MalformedReport, Outcome, Report
 from memspec.selftest.faults import Fault, all_faults, fault_named
 from memspec.selftest.proxy import reference_command
 
@@ -174,7 +175,7 @@ class _Job:
 @dataclass(frozen=True)
 class _Outcome:
     job: _Job
-    report: dict[str, Any] | None
+    report: Report | None
     problem: str
     seconds: float
 
@@ -284,9 +285,9 @@ def _run(children: _Children, job: _Job, work: Path, targets: Sequence[str],
     report = None
     if report_path.is_file():
         try:
-            report = json.loads(report_path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            problem = problem or f"the kit's report is not JSON: {exc}"
+            report = Report.load(report_path)
+        except MalformedReport as exc:
+            problem = problem or f"the kit's report is unreadable: {exc}"
     elif not problem:
         problem = "the kit wrote no report"
     return _Outcome(job, report, problem, time.monotonic() - started)
@@ -318,17 +319,13 @@ def _selection(fault: Fault, index: Iterable[dict[str, Any]],
 # -- folding reports into rows -----------------------------------------------------------
 
 
-def _entries(report: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-    return {e["id"]: e for e in (report or {}).get("requirements", [])}
+def _failing_tests(report: Report) -> set[str]:
+    return {t.nodeid for e in report.requirements for t in e.tests
+            if t.outcome == Outcome.FAILED}
 
 
-def _failing_tests(report: dict[str, Any] | None) -> set[str]:
-    return {t["nodeid"] for e in _entries(report).values() for t in e["tests"]
-            if t["outcome"] == "failed"}
-
-
-def _ids(report: dict[str, Any] | None, outcome: str) -> tuple[str, ...]:
-    return tuple(rid for rid, e in _entries(report).items() if e["outcome"] == outcome)
+def _ids(report: Report | None, outcome: Outcome) -> tuple[str, ...]:
+    return report.ids(outcome) if report is not None else ()
 
 
 def _short(text: str) -> str:
@@ -340,27 +337,27 @@ def _fault_row(outcome: _Outcome, reference: _Outcome | None) -> FaultRow:
     fault = outcome.job.fault
     assert fault is not None
     report = outcome.report
-    reported = _ids(report, "failed")
-    errored = _ids(report, "errored")
+    reported = _ids(report, Outcome.FAILED)
+    errored = _ids(report, Outcome.ERRORED)
     base_tests = _failing_tests(reference.report) if reference and reference.report else set()
-    base_reqs = set(_ids(reference.report, "failed")) if reference and reference.report \
-        else set()
-    own = _entries(report).get(fault.requirement, {"tests": []})
-    catching = [t for t in own["tests"] if t["outcome"] == "failed"]
-    fresh = [t for t in catching if t["nodeid"] not in base_tests]
+    base_reqs = set(_ids(reference.report, Outcome.FAILED)) if reference else set()
+    own = report.requirement(fault.requirement) if report is not None else None
+    catching = [t for t in (own.tests if own else ()) if t.outcome == Outcome.FAILED]
+    fresh = [t for t in catching if t.nodeid not in base_tests]
     # Under a narrow claim, "not fully judged" is an honest answer too (issue 20).
-    unjudged = outcome.job.narrow and own.get("outcome") == "partial" and not fresh
+    unjudged = (outcome.job.narrow and own is not None and own.outcome == Outcome.PARTIAL
+                and not fresh)
     if outcome.problem and report is None:
         message = outcome.problem
     elif fresh:
-        message = f"{fresh[0]['nodeid']}: {fresh[0].get('message') or 'failed'}"
+        message = f"{fresh[0].nodeid}: {fresh[0].message or 'failed'}"
     elif unjudged:
-        message = f"{fault.requirement} reported partial: {own.get('note', '')}"
+        message = f"{fault.requirement} reported partial: {(own.note if own else None) or ''}"
     elif catching:
         message = (f"only tests the reference engine fails too report {fault.requirement} "
-                   f"({catching[0]['nodeid']})")
-    elif report is not None and report.get("engine", {}).get("fault"):
-        message = f"engine fault: {report['engine']['fault']}"
+                   f"({catching[0].nodeid})")
+    elif report is not None and report.engine.fault:
+        message = f"engine fault: {report.engine.fault}"
     else:
         also = ", ".join(reported) or "nothing"
         message = (f"the kit did not report {fault.requirement} failed "
@@ -376,17 +373,17 @@ def _fault_row(outcome: _Outcome, reference: _Outcome | None) -> FaultRow:
 
 def _reference_row(outcome: _Outcome) -> ReferenceRow:
     report = outcome.report
-    failed, errored = _ids(report, "failed"), _ids(report, "errored")
-    verdict = str(report.get("verdict", "errored")) if report else "errored"
+    failed, errored = _ids(report, Outcome.FAILED), _ids(report, Outcome.ERRORED)
+    verdict = report.verdict.value if report else "errored"
     passed = report is not None and not failed and not errored and not outcome.problem
     if passed:
         message = "passes every test of the kit"
     elif report is None:
         message = outcome.problem
     else:
-        bad = [t for rid in failed + errored for t in _entries(report)[rid]["tests"]
-               if t["outcome"] in ("failed", "errored")]
-        message = (f"{bad[0]['nodeid']}: {bad[0].get('message') or bad[0]['outcome']}" if bad
+        bad = [t for e in report.with_outcome(Outcome.FAILED, Outcome.ERRORED) for t in e.tests
+               if t.outcome in (Outcome.FAILED, Outcome.ERRORED)]
+        message = (f"{bad[0].nodeid}: {bad[0].message or bad[0].outcome.value}" if bad
                    else outcome.problem or f"verdict {verdict}")
     return ReferenceRow(mode=outcome.job.mode, passed=passed, failed=failed, errored=errored,
                         verdict=verdict, message=_short(message), seconds=outcome.seconds)
@@ -491,7 +488,7 @@ def _verdict_word(outcome: _Outcome) -> str:
         return f"no report: {outcome.problem}"
     fault = outcome.job.fault
     if fault is None:
-        failed = _ids(outcome.report, "failed") + _ids(outcome.report, "errored")
+        failed = _ids(outcome.report, Outcome.FAILED) + _ids(outcome.report, Outcome.ERRORED)
         return "passes everything" if not failed else f"FAILS {', '.join(failed)}"
-    own = _entries(outcome.report).get(fault.requirement, {}).get("outcome")
-    return f"{fault.requirement} {own or 'not reported'}"
+    own = outcome.report.requirement(fault.requirement)
+    return f"{fault.requirement} {own.outcome.value if own else 'not reported'}"
