@@ -28,6 +28,7 @@ def _loaded_after(code: str) -> list[str]:
     "import memspec.conformance.plugin",
     "import memspec",
     "import memspec._errors, memspec.data",
+    "import memspec.report",
 ])
 def test_importing_leaves_the_heavy_dependencies_out(code: str) -> None:
     assert _loaded_after(code) == []

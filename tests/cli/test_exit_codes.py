@@ -61,6 +61,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (["compare"], 2, "required"),
     (["compare", "absent.json"], 2, "no such file"),
     (["compare", "{h}"], 1, "JSON object"),
+    (["compare", "{e}"], 1, "does not match report.json at /: 'report_version'"),
     (["report", "absent.json"], 2, "no such file"),
     (["report", "{e}"], 1, "report_version"),
     (["report", "{h}"], 1, "JSON object"),

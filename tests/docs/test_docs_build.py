@@ -336,11 +336,12 @@ def test_cli_reference_has_every_subcommand(built: Built) -> None:
 
 def test_api_reference_has_every_public_name(built: Built) -> None:
     import memspec
+    import memspec.report
     import memspec.strategies
     import memspec.testing
 
     ids = scan(page(built.site, "generated/api")).ids
-    for module in (memspec, memspec.strategies, memspec.testing):
+    for module in (memspec, memspec.report, memspec.strategies, memspec.testing):
         missing = [n for n in module.__all__ if f"{module.__name__}.{n}" not in ids]
         assert not missing, f"{module.__name__}: {missing}"
 

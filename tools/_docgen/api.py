@@ -27,6 +27,7 @@ MODULES = (
                 "interface and the error classes."),
     ("memspec.reference", "The reference engine and its parts."),
     ("memspec.conformance", "The conformance kit (a pytest plugin)."),
+    ("memspec.report", "The conformance report, typed: read, validate, sign and write reports."),
     ("memspec.strategies", "Hypothesis strategies for valid wire objects, for engine authors' "
                            "own property tests."),
     ("memspec.testing", "The kit's store contract tests and state machines, for engine "
