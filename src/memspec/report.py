@@ -75,8 +75,6 @@ class MalformedReport(MemspecError):
     schemas/report.json. ``pointer`` is the RFC 6901 pointer of the offending member ("" for
     the whole report), ``reason`` what is wrong there, ``source`` where the report came from."""
 
-    code = "report"
-
     def __init__(self, reason: str, *, pointer: str = "", source: str | None = None,
                  message: str | None = None) -> None:
         text = message if message is not None else reason

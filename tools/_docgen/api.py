@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import enum
 import importlib
 import inspect
 import re
@@ -204,6 +205,12 @@ def render_module(name: str, about: str, linker: IdLinker) -> list[str]:
             if kind == "constant":
                 out.extend([f"```python\n{item} = {_value(obj)}\n```", ""])
                 doc = comments.get(item, "")
+            elif inspect.isclass(obj) and issubclass(obj, enum.Enum):
+                # An enum's call signature is Enum's own; its members are what it says.
+                members = "\n".join(f"    {m.name} = {m.value!r}" for m in obj)
+                out.extend([f"```python\nclass {item}({obj.__mro__[1].__name__}):\n"
+                            f"{members}\n```", ""])
+                doc = first_paragraph(inspect.getdoc(obj))
             else:
                 sig = signature(obj)
                 prefix = "class " if kind in ("class", "exception") else ""
