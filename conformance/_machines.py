@@ -2,14 +2,16 @@
 
 Everything here talks to an engine only through the kit's session interface
 (``call(op, **args)``), so an engine author can reuse it in their own test suite
-the way ``zarr.testing.stateful`` machines are reused: build the machine with the
-engine under test and let hypothesis drive it::
+the way ``zarr.testing.stateful`` machines are reused; the public door is
+:mod:`memspec.testing` (build the machine with the engine under test and let
+hypothesis drive it)::
 
     from hypothesis.stateful import run_state_machine_as_test
-    from memspec.conformance._machines import LifecycleMachine
+    from memspec.testing import KitClock, LifecycleMachine, connect
 
-    def test_lifecycle(engine, clock):
-        run_state_machine_as_test(lambda: LifecycleMachine(engine, clock))
+    def test_lifecycle():
+        engine = connect(MyEngine())
+        run_state_machine_as_test(lambda: LifecycleMachine(engine, KitClock()))
 
 ``LifecycleMachine`` mirrors every operation on a model (the expected version
 history of every record) and checks the engine against it after every step.

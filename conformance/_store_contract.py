@@ -112,7 +112,7 @@ def _bytes(records: list[dict[str, Any]]) -> list[bytes]:
 
 @_contract("STORE-1")
 def put_of_an_existing_id_appends(engine: EngineLike, clock: ClockLike) -> None:
-    """put of a stored id appends a version and reports its number."""
+    """``put`` of a stored id appends a version and reports its number."""
     store = StoreSteps(engine, clock)
     v1, v2 = store.versions_of(store.new(), 2)
     first, second = store.put(v1), store.put(v2)
@@ -126,7 +126,7 @@ def put_of_an_existing_id_appends(engine: EngineLike, clock: ClockLike) -> None:
 
 @_contract("STORE-2")
 def history_is_every_version_in_write_order(engine: EngineLike, clock: ClockLike) -> None:
-    """history is every version as written, oldest first, never changed later."""
+    """``history`` is every version as written, oldest first, never changed later."""
     store = StoreSteps(engine, clock)
     versions = store.versions_of(store.new(), 4)
     other = store.new("standup starts at nine")
@@ -147,7 +147,7 @@ def history_is_every_version_in_write_order(engine: EngineLike, clock: ClockLike
 
 @_contract("STORE-3")
 def get_returns_the_latest_version(engine: EngineLike, clock: ClockLike) -> None:
-    """get returns the latest version."""
+    """``get`` returns the latest version."""
     store = StoreSteps(engine, clock)
     for version in store.versions_of(store.new(), 3):
         store.put(version)
@@ -159,7 +159,7 @@ def get_returns_the_latest_version(engine: EngineLike, clock: ClockLike) -> None
 
 @_contract("STORE-4")
 def unknown_ids_are_not_found(engine: EngineLike, clock: ClockLike) -> None:
-    """get and history of an id never stored fail with not-found."""
+    """``get`` and ``history`` of an id never stored fail with not-found."""
     store = StoreSteps(engine, clock)
     store.put(store.new())
     unknown = store.new("never stored")["id"]
@@ -175,7 +175,7 @@ def unknown_ids_are_not_found(engine: EngineLike, clock: ClockLike) -> None:
 
 @_contract("STORE-10")
 def malformed_ids_never_reach_the_backend(engine: EngineLike, clock: ClockLike) -> None:
-    """ids that are not record ids are refused (record or not-found), writing
+    """Ids that are not record ids are refused (record or not-found), writing
     nothing."""
     store = StoreSteps(engine, clock)
     store.put(store.new())
@@ -195,7 +195,7 @@ def malformed_ids_never_reach_the_backend(engine: EngineLike, clock: ClockLike) 
 
 @_contract("STORE-5")
 def list_filters_latest_versions(engine: EngineLike, clock: ClockLike) -> None:
-    """list applies every given filter to the latest versions, ordered by id."""
+    """``list`` applies every given filter to the latest versions, ordered by id."""
     store = StoreSteps(engine, clock)
     fact = store.new("the kettle is in the left cupboard", tags=["kitchen", "home"])
     episode = store.new("we moved the kettle on monday", "episode", tags=["kitchen"])
@@ -234,7 +234,7 @@ def list_filters_latest_versions(engine: EngineLike, clock: ClockLike) -> None:
 
 @_contract("STORE-5")
 def iterate_returns_every_latest_version(engine: EngineLike, clock: ClockLike) -> None:
-    """iterate returns every id once, at its latest version, ordered by id."""
+    """``iterate`` returns every id once, at its latest version, ordered by id."""
     store = StoreSteps(engine, clock)
     records = [store.new(f"note number {i}") for i in range(6)]
     for record in reversed(records):
@@ -255,17 +255,19 @@ def iterate_returns_every_latest_version(engine: EngineLike, clock: ClockLike) -
 
 @_contract("STORE-5")
 def list_rejects_unknown_filter_values(engine: EngineLike, clock: ClockLike) -> None:
-    """a list filter outside the vocabulary is a record error, writing nothing."""
+    """A list filter outside the vocabulary is a record error, writing nothing."""
     store = StoreSteps(engine, clock)
     store.put(store.new())
-    for filters in ({"state": "deleted"}, {"type": "memory"}, {"state": "Active"}):
+    unknown: tuple[dict[str, Any], ...] = (
+        {"state": "deleted"}, {"type": "memory"}, {"state": "Active"})
+    for filters in unknown:
         expect_rejected(engine, "list", "record", "STORE-5",
                         f"list with a filter outside the vocabulary {filters}", **filters)
 
 
 @_contract("STORE-8")
 def records_round_trip_byte_for_byte(engine: EngineLike, clock: ClockLike) -> None:
-    """get, history and list return a stored record byte for byte (odd Unicode,
+    """``get``, ``history`` and ``list`` return a stored record byte for byte (odd Unicode,
     extension fields, a signature)."""
     store = StoreSteps(engine, clock)
     odd = store.new("Ünïcödé — \u00e9t\u00e9 naïve 🦉 \"quoted\" \\ back\tslash\n",
@@ -307,7 +309,7 @@ def bad_versions(store: StoreSteps, stored: dict[str, Any]) -> dict[str, dict[st
 
 @_contract("STORE-11")
 def put_rejects_invalid_records(engine: EngineLike, clock: ClockLike) -> None:
-    """put refuses an invalid record with a record error and writes nothing."""
+    """``put`` refuses an invalid record with a record error and writes nothing."""
     store = StoreSteps(engine, clock)
     stored = store.new()
     store.put(stored)
@@ -318,7 +320,7 @@ def put_rejects_invalid_records(engine: EngineLike, clock: ClockLike) -> None:
 
 @_contract("STORE-6")
 def nothing_is_ever_deleted_by_store_writes(engine: EngineLike, clock: ClockLike) -> None:
-    """no put removes or alters a stored version, whatever state it writes."""
+    """No put removes or alters a stored version, whatever state it writes."""
     store = StoreSteps(engine, clock)
     ever: dict[str, int] = {}
     base = store.new()

@@ -12,6 +12,10 @@ to run inside their own pytest suite, with their own fixtures and settings:
   build one with the engine under test (seen through :func:`connect`) and a
   :class:`KitClock`, and let hypothesis drive it with your settings. Every rule is
   mirrored on a model, and the engine is checked against the model after every step.
+* The observers the kit's checks are built from, for checks of your own:
+  :func:`snapshot` (every version the engine holds), :func:`describe_change`,
+  :func:`attempt`, :func:`expect_rejected` (refused with the right error class, and
+  nothing written) and :func:`fresh_id`.
 
 The checks are the kit's own (``memspec.conformance``): the kit's store suite and
 :class:`StoreContract` call the same functions, and the kit runs the same machines.
@@ -30,21 +34,30 @@ A minimal suite (see the "Testing your engine" guide for more)::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
 
 import pytest
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from memspec.conformance import _store_contract as contract
 from memspec.conformance._clock import KitClock
 from memspec.conformance._loading import process_engine
 from memspec.conformance._machines_lifecycle import LifecycleMachine
-from memspec.conformance._machines_observe import ClockLike, EngineLike, kit_settings
+from memspec.conformance._machines_observe import (
+    ClockLike,
+    EngineLike,
+    attempt,
+    describe_change,
+    expect_rejected,
+    fresh_id,
+    kit_settings,
+    snapshot,
+)
 from memspec.conformance._machines_store import StoreMachine
 from memspec.conformance._outcomes import RequirementFailed
 from memspec.conformance._session import Connection, EngineSession
+from memspec.conformance._store_contract import CHECKS, ContractCheck
 from memspec.engine import Engine
 
 __all__ = [
@@ -56,8 +69,13 @@ __all__ = [
     "RequirementFailed",
     "StoreContract",
     "StoreMachine",
+    "attempt",
     "connect",
+    "describe_change",
+    "expect_rejected",
+    "fresh_id",
     "machine_settings",
+    "snapshot",
 ]
 
 E = TypeVar("E", bound=Engine)
@@ -146,70 +164,6 @@ class StoreContract(Generic[E]):
         """The settings ``test_store_state_machine`` runs with (override for more steps)."""
         return machine_settings()
 
-    # One test per shared check (memspec.conformance._store_contract.CHECKS), under the
-    # name and requirement the kit's store suite gives it.
-
-    @pytest.mark.requirement("STORE-1")
-    def test_put_of_an_existing_id_appends(self, engine: EngineSession, clock: KitClock) -> None:
-        """put of a stored id appends a version and reports its number."""
-        contract.put_of_an_existing_id_appends(engine, clock)
-
-    @pytest.mark.requirement("STORE-2")
-    def test_history_is_every_version_in_write_order(self, engine: EngineSession,
-                                                      clock: KitClock) -> None:
-        """history is every version as written, oldest first."""
-        contract.history_is_every_version_in_write_order(engine, clock)
-
-    @pytest.mark.requirement("STORE-3")
-    def test_get_returns_the_latest_version(self, engine: EngineSession, clock: KitClock) -> None:
-        """get returns the latest version."""
-        contract.get_returns_the_latest_version(engine, clock)
-
-    @pytest.mark.requirement("STORE-4")
-    def test_unknown_ids_are_not_found(self, engine: EngineSession, clock: KitClock) -> None:
-        """get and history of an id never stored fail with not-found."""
-        contract.unknown_ids_are_not_found(engine, clock)
-
-    @pytest.mark.requirement("STORE-10")
-    def test_malformed_ids_never_reach_the_backend(self, engine: EngineSession,
-                                                   clock: KitClock) -> None:
-        """ids that are not record ids are refused, writing nothing."""
-        contract.malformed_ids_never_reach_the_backend(engine, clock)
-
-    @pytest.mark.requirement("STORE-5")
-    def test_list_filters_latest_versions(self, engine: EngineSession, clock: KitClock) -> None:
-        """list applies every filter to the latest versions, ordered by id."""
-        contract.list_filters_latest_versions(engine, clock)
-
-    @pytest.mark.requirement("STORE-5")
-    def test_iterate_returns_every_latest_version(self, engine: EngineSession,
-                                                  clock: KitClock) -> None:
-        """iterate returns every id once, at its latest version, ordered by id."""
-        contract.iterate_returns_every_latest_version(engine, clock)
-
-    @pytest.mark.requirement("STORE-5")
-    def test_list_rejects_unknown_filter_values(self, engine: EngineSession,
-                                                clock: KitClock) -> None:
-        """a list filter outside the vocabulary is a record error."""
-        contract.list_rejects_unknown_filter_values(engine, clock)
-
-    @pytest.mark.requirement("STORE-8")
-    def test_records_round_trip_byte_for_byte(self, engine: EngineSession,
-                                              clock: KitClock) -> None:
-        """a stored record comes back byte for byte."""
-        contract.records_round_trip_byte_for_byte(engine, clock)
-
-    @pytest.mark.requirement("STORE-11")
-    def test_put_rejects_invalid_records(self, engine: EngineSession, clock: KitClock) -> None:
-        """put refuses an invalid record with a record error and writes nothing."""
-        contract.put_rejects_invalid_records(engine, clock)
-
-    @pytest.mark.requirement("STORE-6")
-    def test_nothing_is_ever_deleted_by_store_writes(self, engine: EngineSession,
-                                                     clock: KitClock) -> None:
-        """no put removes or alters a stored version."""
-        contract.nothing_is_ever_deleted_by_store_writes(engine, clock)
-
     @pytest.mark.requirement("STORE-1", "STORE-2", "STORE-3", "STORE-4", "STORE-5", "STORE-6",
                              "STORE-11")
     def test_store_state_machine(self, engine: EngineSession, clock: KitClock) -> None:
@@ -217,3 +171,23 @@ class StoreContract(Generic[E]):
         store (:class:`StoreMachine`, with :meth:`hypothesis_settings`)."""
         run_state_machine_as_test(lambda: StoreMachine(engine, clock),  # type: ignore[arg-type]
                                   settings=self.hypothesis_settings())
+
+
+def _contract_test(check: ContractCheck) -> Callable[[StoreContract[Any], EngineSession, KitClock],
+                                                     None]:
+    """The test method of one shared store check, marked with its requirement."""
+    def test(self: StoreContract[Any], engine: EngineSession, clock: KitClock) -> None:
+        check.run(engine, clock)
+
+    test.__name__ = test.__qualname__ = f"test_{check.name}"
+    test.__doc__ = check.run.__doc__
+    marked: Callable[[StoreContract[Any], EngineSession, KitClock], None] = (
+        pytest.mark.requirement(check.requirement)(test))
+    return marked
+
+
+# One test per shared check, under the name and requirement the kit's store suite gives it
+# (generated from the one list, so the base class cannot drift from the kit).
+for _check in CHECKS:
+    setattr(StoreContract, f"test_{_check.name}", _contract_test(_check))
+del _check
