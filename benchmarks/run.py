@@ -2,6 +2,7 @@
 
     python -m benchmarks.run            # full mode (several minutes)
     python -m benchmarks.run --quick    # under two minutes on a 2-core machine
+    python -m benchmarks.run --only certify --update benchmarks/results.json
     python benchmarks/run.py --quick --out /tmp/results.json
 
 Every entry compares memspec with a baseline measured in the same run and
@@ -30,7 +31,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 from benchmarks import _codec, _neardup, _pipeline, _stores, _suite
 from benchmarks._harness import Goal, Result, Sizes, Skip
 
-__all__ = ["MODES", "SCHEMA_ID", "main", "markdown", "run", "table"]
+__all__ = ["MODES", "SCHEMA_ID", "main", "markdown", "run", "table", "update"]
 
 SCHEMA_ID = "https://memspec.dev/schemas/benchmark-results.json"
 DEFAULT_OUT = Path(__file__).resolve().parent / "results.json"
@@ -111,6 +112,28 @@ def run(sizes: Sizes, only: Sequence[str] = (), *, echo: Callable[[str], None] =
                     for status in ("met", "unmet", "skipped", "error")},
         "results": [r.to_json() for r in results],
     }
+
+
+def update(document: dict[str, Any], partial: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with the entries of ``partial`` (a run of some benchmarks, same mode) in
+    place of its entries of the same names; each says when it was re-measured and under
+    what load, since the document's environment describes the run that made the rest."""
+    if document.get("mode") != partial["mode"]:
+        raise SystemExit(f"cannot update a {document.get('mode')} results file with a "
+                         f"{partial['mode']} run")
+    load = partial["environment"]["load_average_1m_at_end"]
+    fresh = {}
+    for entry in partial["results"]:
+        note = (f"re-measured on its own at {partial['created_at']} (python -m benchmarks.run "
+                f"--only ... --update; load average {load} at the end); the other entries "
+                f"are from the run of {document['created_at']}")
+        fresh[entry["name"]] = {**entry, "notes": f"{entry['notes']}; {note}"
+                                if entry.get("notes") else note}
+    results = [fresh.pop(entry["name"], entry) for entry in document["results"]]
+    results.extend(fresh.values())
+    summary = {status: sum(r["status"] == status for r in results)
+               for status in ("met", "unmet", "skipped", "error")}
+    return {**document, "summary": summary, "results": results}
 
 
 def _environment() -> dict[str, Any]:
@@ -214,6 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="print RESULTS (a results.json) as a Markdown table and exit")
     parser.add_argument("--only", action="append", default=[], metavar="WORD",
                         help="run only benchmarks whose name contains WORD (repeatable)")
+    parser.add_argument("--update", type=Path, metavar="RESULTS",
+                        help="replace the entries run in RESULTS (a results.json of the same "
+                             "mode), each noted as re-measured on its own, and write it back")
     args = parser.parse_args(argv)
     if args.markdown is not None:
         print(markdown(json.loads(args.markdown.read_text(encoding="utf-8"))))
@@ -221,6 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = MODES["smoke" if args.smoke else "quick" if args.quick else "full"]
     document = run(sizes, args.only, echo=lambda line: print(line, file=sys.stderr,
                                                                flush=True))
+    if args.update is not None:
+        document = update(json.loads(args.update.read_text(encoding="utf-8")), document)
+        args.out = args.update
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                         encoding="utf-8")

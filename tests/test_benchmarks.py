@@ -142,3 +142,20 @@ def test_committed_results_match_the_schema() -> None:
     assert document["mode"] in ("full", "quick")
     assert [e["name"] for e in document["results"]] == list(EXPECTED)
     assert not [e["name"] for e in document["results"] if e["status"] == "error"]
+
+
+def test_an_update_replaces_only_the_entries_run(smoke: dict[str, Any]) -> None:
+    from benchmarks.run import update
+
+    name = smoke["results"][0]["name"]
+    partial = {**smoke, "created_at": "2030-01-01T00:00:00Z",
+               "results": [{**smoke["results"][0], "notes": None}]}
+    updated = update(smoke, partial)
+    assert [r["name"] for r in updated["results"]] == [r["name"] for r in smoke["results"]]
+    assert "re-measured on its own at 2030-01-01T00:00:00Z" in updated["results"][0]["notes"]
+    assert updated["results"][0]["name"] == name
+    assert updated["results"][1:] == smoke["results"][1:]
+    assert sum(updated["summary"].values()) == len(updated["results"])
+    assert not _problems(updated)
+    with pytest.raises(SystemExit):
+        update(smoke, {**partial, "mode": "full"})
