@@ -34,6 +34,7 @@ from memspec import (
     validate_record,
     verify_record,
 )
+from memspec.data import tombstone as tombstone_shape
 
 __all__ = [
     "REDACTED_BODY",
@@ -355,14 +356,17 @@ class MemoryRecord:
                               pointer="/redaction_reason", requirement="RED-4")
         digest = original.birth_digest if original.redacted else birth_digest(
             original.model_dump())
+        fixed = tombstone_shape().fixed_values()  # RED-3: schemas/record.json's tombstone
         return cls(
-            id=original.id, type=original.type, body=REDACTED_BODY, slots={},
-            state=RecordState.ARCHIVED, confidence="0.0000", created_at=original.created_at,
-            updated_at=now, provenance=Provenance("redaction"), evidence=original.evidence,
-            supersedes=original.supersedes, superseded_by=original.superseded_by,
-            transition=None, state_reason=reason, tags=(), flagged=False, flag_reason=None,
-            signed_by=None, signature="", redacted=True, redaction_reason=reason,
-            birth_digest=digest,
+            id=original.id, type=original.type, body=fixed["body"], slots=fixed["slots"],
+            state=RecordState(fixed["state"]), confidence=fixed["confidence"],
+            created_at=original.created_at, updated_at=now,
+            provenance=Provenance.model_validate(fixed["provenance"]),
+            evidence=original.evidence, supersedes=original.supersedes,
+            superseded_by=original.superseded_by, transition=None, state_reason=reason,
+            tags=tuple(fixed["tags"]), flagged=False, flag_reason=None,
+            signed_by=fixed["signed_by"], signature=fixed["signature"], redacted=True,
+            redaction_reason=reason, birth_digest=digest,
         )
 
     @property

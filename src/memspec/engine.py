@@ -12,6 +12,8 @@ extension profiles and their operations are ``spec/extensions.json``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import cache
 from typing import Any, Protocol, runtime_checkable
 
 from memspec._errors import UnsupportedError, error_for_code
@@ -32,22 +34,25 @@ SPEC_VERSION = "fg-agent-memory/0.1"
 PROTOCOL_VERSION = "memspec-engine/1"
 
 
-def _merged(member: str) -> dict[str, Any]:
-    core: dict[str, Any] = json_resource("spec", "operations.json")[member]
-    extra: dict[str, Any] = json_resource("spec", "extensions.json")[member]
+@cache
+def _merged(member: str) -> Mapping[str, Any]:
+    core: Mapping[str, Any] = json_resource("spec", "operations.json")[member]
+    extra: Mapping[str, Any] = json_resource("spec", "extensions.json")[member]
     # Why core wins: an extension can add names but never redefine a core one.
     return {**core, **{k: v for k, v in extra.items() if k not in core}}
 
 
 def operations() -> dict[str, Any]:
     """The operation table, core then extension operations: name -> {profile, summary, args,
-    result}."""
-    return _merged("operations")
+    result} (merged once; each call hands out its own outer dict). The typed view is
+    :func:`memspec.data.operations`."""
+    return dict(_merged("operations"))
 
 
 def profiles() -> dict[str, Any]:
-    """The profile table, core then extension profiles: name -> {title, requires, summary}."""
-    return _merged("profiles")
+    """The profile table, core then extension profiles: name -> {title, requires, summary}
+    (merged once). The typed view is :func:`memspec.data.profiles`."""
+    return dict(_merged("profiles"))
 
 
 def extension_profiles() -> tuple[str, ...]:
