@@ -101,7 +101,7 @@ def _assert_grows(before: dict[str, tuple[bytes, ...]], after: dict[str, tuple[b
 
 
 @pytest.mark.requirement("LC-4")
-def test_nothing_is_deleted_by_lifecycle_changes(store: StoreSteps, engine: Any) -> None:
+def test_nothing_is_deleted_by_lifecycle_changes(store: StoreSteps, engine: EngineSession) -> None:
     a, b, c, d = (store.new(f"claim {name}") for name in "abcd")
     successor = store.new("claim a, corrected", supersedes=a["id"])
     steps: list[tuple[str, str, dict[str, Any]]] = [
@@ -129,7 +129,7 @@ def test_nothing_is_deleted_by_lifecycle_changes(store: StoreSteps, engine: Any)
 
 
 @pytest.mark.requirement("RED-1")
-def test_nothing_is_deleted_by_redaction(store: StoreSteps, engine: Any) -> None:
+def test_nothing_is_deleted_by_redaction(store: StoreSteps, engine: EngineSession) -> None:
     secret = store.new("the door code is 4711")
     versions = store.versions_of(secret, 3)
     bystander = store.new("standup starts at nine")
