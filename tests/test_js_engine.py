@@ -58,6 +58,7 @@ def kit_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert report_path.exists(), f"the kit wrote no report (exit {done.returncode}):\n{tail}"
     report: dict[str, Any] = json.loads(report_path.read_text(encoding="utf-8"))
     report["_output_tail"] = tail
+    report["_pytest_exit"] = done.returncode
     return report
 
 
@@ -118,6 +119,12 @@ def test_the_readme_says_what_the_kit_reports(kit_report: dict[str, Any]) -> Non
     readme = " ".join((ENGINE.parent / "README.md").read_text(encoding="utf-8").split())
     shown = "`partial`, not certified" if verdicts == {"partial"} else f"`{verdicts.pop()}`"
     assert f"shows `core`, `format`, `signing` and `store` as {shown}" in readme
+    # The other-language guide: pytest exits 0 (no test failed) whatever the verdict says.
+    guide = " ".join((ROOT / "docs" / "guide" / "certify-other-language.md").read_text(
+        encoding="utf-8").split())
+    assert kit_report["_pytest_exit"] == 0, kit_report["_output_tail"]
+    if verdicts == {"partial"}:
+        assert "so pytest exits with 0, while its profiles are `partial`" in guide
 
 
 def test_unclaimed_profiles_are_never_run(kit_report: dict[str, Any]) -> None:
