@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,46 +165,6 @@ class _State:
             self.tempdir = None
 
 
-_Run = Callable[[list[MemoryRecord], str, str, list[Any]], Sequence[MemoryRecord]]
-
-
-@dataclass(frozen=True)
-class LifecycleStep:
-    """One pure function of the ``lifecycle`` operation: how many records it takes (None:
-    any number) and how it runs over (records, reason, now, missing evidence ids)."""
-
-    arity: int | None
-    run: _Run
-
-
-def _one(function: Callable[..., MemoryRecord]) -> _Run:
-    return lambda records, reason, now, _: [function(*records, reason=reason, now=now)]
-
-
-def _pair(function: Callable[..., Sequence[MemoryRecord]]) -> _Run:
-    return lambda records, reason, now, _: function(*records, reason=reason, now=now)
-
-
-def _refresh(records: list[MemoryRecord], reason: str, now: str,
-             missing: list[Any]) -> Sequence[MemoryRecord]:
-    if not records:
-        raise LifecycleError("refresh_rule_flag needs the rule as records[0]")
-    evidence: dict[str, MemoryRecord | None] = {str(m): None for m in missing}
-    evidence.update({r.id: r for r in records[1:]})
-    return [lifecycle.refresh_rule_flag(records[0], evidence, now=now, reason=reason or None)]
-
-
-#: The lifecycle operation's functions by name: exactly the enum of ``lifecycle.args``'s
-#: ``operation`` in schemas/protocol.json (tests/reference/test_arguments.py checks it).
-LIFECYCLE_STEPS: dict[str, LifecycleStep] = {
-    "supersede": LifecycleStep(2, _one(lifecycle.supersede)),
-    "begin_transition": LifecycleStep(2, _pair(lifecycle.begin_transition)),
-    "resolve_transition": LifecycleStep(2, _pair(lifecycle.resolve_transition)),
-    "archive": LifecycleStep(1, _one(lifecycle.archive)),
-    "refresh_rule_flag": LifecycleStep(None, _refresh),
-}
-
-
 class ReferenceEngine(EngineBase):
     """memspec's reference engine; claims every profile."""
 
@@ -339,7 +299,8 @@ class ReferenceEngine(EngineBase):
         return {"legal": lifecycle.is_legal(args["from"], args["to"])}
 
     def op_lifecycle(self, args: _Args) -> _Args:
-        step = LIFECYCLE_STEPS[args["operation"]]  # the schema's enum: always a known name
+        # The schema's enum has checked the name: every one is a key of the table.
+        step = lifecycle.LIFECYCLE_STEPS[args["operation"]]
         records = [MemoryRecord.model_validate(r) for r in args["records"]]
         now = _now(args)
         if step.arity is not None and len(records) != step.arity:

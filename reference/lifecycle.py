@@ -7,7 +7,9 @@ versions (same id, ``updated_at = now``, signature cleared); it never writes any
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from memspec import LifecycleError, is_reason
 from memspec.data import legality
@@ -16,7 +18,9 @@ from memspec.reference.records import MemoryRecord, RecordState, RecordType, Tra
 __all__ = [
     "FLAG_REASON",
     "LEGAL_TRANSITIONS",
+    "LIFECYCLE_STEPS",
     "LIVE_STATES",
+    "LifecycleStep",
     "archive",
     "assert_transition",
     "begin_transition",
@@ -179,3 +183,47 @@ def refresh_rule_flag(rule: MemoryRecord, evidence: Mapping[str, MemoryRecord | 
         flag_reason = reason if is_reason(reason) else FLAG_REASON
         return rule.evolve(now, flagged=True, flag_reason=flag_reason)
     return rule
+
+
+# -- the engine operation "lifecycle": its functions by name ---------------------------
+
+
+_Run = Callable[[list[MemoryRecord], str, str, list[Any]], Sequence[MemoryRecord]]
+
+
+@dataclass(frozen=True)
+class LifecycleStep:
+    """One pure function of the ``lifecycle`` operation: how many records it takes (None:
+    any number) and how it runs over (records, reason, now, missing evidence ids)."""
+
+    arity: int | None
+    run: _Run
+
+
+def _one(function: Callable[..., MemoryRecord]) -> _Run:
+    return lambda records, reason, now, _: [function(*records, reason=reason, now=now)]
+
+
+def _pair(function: Callable[..., Sequence[MemoryRecord]]) -> _Run:
+    return lambda records, reason, now, _: function(*records, reason=reason, now=now)
+
+
+def _refresh(records: list[MemoryRecord], reason: str, now: str,
+             missing: list[Any]) -> Sequence[MemoryRecord]:
+    if not records:
+        raise LifecycleError("refresh_rule_flag needs the rule as records[0]")
+    evidence: dict[str, MemoryRecord | None] = {str(m): None for m in missing}
+    evidence.update({r.id: r for r in records[1:]})
+    return [refresh_rule_flag(records[0], evidence, now=now, reason=reason or None)]
+
+
+#: The functions of the engine operation ``lifecycle`` by name: exactly the enum of
+#: ``lifecycle.args``'s ``operation`` in schemas/protocol.json (a dispatch table, checked by
+#: tests/reference/test_arguments.py).
+LIFECYCLE_STEPS: dict[str, LifecycleStep] = {
+    "supersede": LifecycleStep(2, _one(supersede)),
+    "begin_transition": LifecycleStep(2, _pair(begin_transition)),
+    "resolve_transition": LifecycleStep(2, _pair(resolve_transition)),
+    "archive": LifecycleStep(1, _one(archive)),
+    "refresh_rule_flag": LifecycleStep(None, _refresh),
+}

@@ -1,4 +1,4 @@
-"""Every case of every vectors file, run against the engine as COMMON.md describes.
+"""Every case of every vectors file, run against the engine as vectors/README.md describes.
 
 A case runs as: reset; put each ``setup`` record; call the group's operation
 with ``args``; a valid case must answer every ``expected`` key with an equal

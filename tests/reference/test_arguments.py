@@ -10,7 +10,8 @@ from memspec import MemspecError
 from memspec._schemas import load_schema
 from memspec.data import operations
 from memspec.reference._arguments import check_arguments
-from memspec.reference.engine import LIFECYCLE_STEPS, create_engine
+from memspec.reference.engine import create_engine
+from memspec.reference.lifecycle import LIFECYCLE_STEPS
 
 ARGS: dict[str, Any] = {name[: -len(".args")]: definition
                         for name, definition in load_schema("protocol")["$defs"].items()
