@@ -4,6 +4,7 @@ Usage (from anywhere; paths are relative to this repository):
 
     python tools/gen_docs.py [--report PATH] [--selftest PATH] [--out docs/generated]
     mkdocs build --strict
+    python tools/gen_docs.py --record-selftest [--changed]   (docs/assets/selftest-result.json)
 
 Writes Markdown pages into --out (default docs/generated/) and, beside it,
 the raw downloads MkDocs copies into the site at their URL paths:
