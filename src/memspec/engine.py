@@ -62,7 +62,12 @@ def extension_profiles() -> tuple[str, ...]:
 
 @runtime_checkable
 class Engine(Protocol):
-    """What the conformance kit needs of an engine under test."""
+    """What the conformance kit needs of an engine under test.
+
+    ``hello`` is an operation like the others: ``call("hello", {protocol, spec_version})``
+    answers what ``describe()`` does, or raises an error with code ``protocol`` for versions
+    the engine does not speak (PROTO-2; :class:`EngineBase` does both).
+    """
 
     def describe(self) -> dict[str, Any]:
         """The handshake: ``{name, version, spec_version, protocol, profiles}``."""
