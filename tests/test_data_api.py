@@ -121,3 +121,22 @@ def test_the_tombstone_is_the_record_schema() -> None:
     assert values["tags"] == [] and values["slots"] == {} and values["signed_by"] is None
     values["tags"].append("x")  # a fresh copy each time: the shared shape is untouched
     assert shape.fixed_values()["tags"] == []
+
+
+def test_the_code_holds_the_tables_values() -> None:
+    # Each of these was once a hand-typed copy of a table; now each is read from it.
+    from memspec import _record, strategies
+    from memspec.conformance import _builders, _machines_observe, _model, _outcomes
+    from memspec.conformance.suites import test_vectors
+    from memspec.reference import lifecycle
+
+    assert _machines_observe.PURE_OPERATIONS == data.operations_with("pure")
+    assert test_vectors.STORE_BACKED == data.operations_with("writes")
+    assert _outcomes.ALWAYS_PROFILES == data.always_profiles() == {"core"}
+    assert _model.LIVE_STATES == data.legality().live_states
+    assert {s.value for s in lifecycle.LIVE_STATES} == data.legality().live_states
+    assert _model.LEGAL_TRANSITIONS == data.legality().legal_pairs
+    assert strategies.PROPOSAL_KINDS == _builders.PROPOSAL_KINDS == data.proposal_kinds()
+    assert (_record.RECORD_STATES, _record.RECORD_TYPES) == (data.record_states(),
+                                                            data.record_types())
+    assert _record.REDACTED_BODY == data.tombstone().fixed["body"]
