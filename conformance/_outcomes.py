@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from memspec._errors import EngineError, MemspecError
 from memspec.data import always_profiles, json_resource
+from memspec.report import Outcome
 
 __all__ = [
     "ALWAYS_PROFILES",
@@ -57,18 +58,20 @@ __all__ = [
     "untestable_reason",
 ]
 
-PASSED = "passed"
-FAILED = "failed"
-ERRORED = "errored"
-NOT_CLAIMED = "not-claimed"
-UNTESTABLE = "untestable"
-SKIPPED = "skipped"
+# The report model's words (memspec.report.Outcome) as plain strings, under the kit's short
+# names: they ride on pytest reports across pytest-xdist's execnet, which carries no enums.
+PASSED = Outcome.PASSED.value
+FAILED = Outcome.FAILED.value
+ERRORED = Outcome.ERRORED.value
+NOT_CLAIMED = Outcome.NOT_CLAIMED.value
+UNTESTABLE = Outcome.UNTESTABLE.value
+SKIPPED = Outcome.SKIPPED.value
 #: A failed SHOULD / MAY test: reported as failed, shown as a warning, never failing a profile.
 WARNING = "warning"
 TEST_OUTCOMES = (PASSED, FAILED, ERRORED, NOT_CLAIMED, UNTESTABLE, SKIPPED)
 #: How a failed test counts for those of its requirements its failure did not name: it
 #: stopped before it judged them, so it neither passes nor fails them (SPEC 19.2).
-INCONCLUSIVE = "inconclusive"
+INCONCLUSIVE = Outcome.INCONCLUSIVE.value
 
 NOT_CLAIMED_PREFIX = "memspec:not-claimed: "
 UNTESTABLE_PREFIX = "memspec:untestable: "

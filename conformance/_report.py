@@ -76,10 +76,10 @@ __all__ = [
     "verify_report",
 ]
 
-NOT_RUN = "not-run"
+NOT_RUN = Outcome.NOT_RUN.value
 #: A requirement (or profile) not fully judged: some test that traces to it did not run
 #: or stopped before judging it (SPEC 19.2).
-PARTIAL = "partial"
+PARTIAL = Outcome.PARTIAL.value
 _VERDICT_ORDER = (Verdict.FAILED, Verdict.ERRORED, Verdict.INCOMPLETE, Verdict.PARTIAL,
                   Verdict.CERTIFIED)
 #: Test views that leave a requirement not fully judged.

@@ -68,6 +68,19 @@ def test_the_enums_are_the_schemas_words() -> None:
     assert Outcome.PASSED == "passed" and f"{Mode.IN_PROCESS}" == "in-process"
 
 
+def test_the_kits_outcome_words_are_the_models_as_plain_strings() -> None:
+    # They ride on pytest reports across pytest-xdist's execnet, which carries no enums.
+    from memspec.conformance import _outcomes, _report
+
+    for name in ("PASSED", "FAILED", "ERRORED", "NOT_CLAIMED", "UNTESTABLE", "SKIPPED",
+                 "INCONCLUSIVE"):
+        word = getattr(_outcomes, name)
+        assert type(word) is str and word == Outcome[name]
+    for name in ("NOT_RUN", "PARTIAL"):
+        word = getattr(_report, name)
+        assert type(word) is str and word == Outcome[name]
+
+
 def _adversarial() -> Report:
     """A report with every optional member the kit writes: failures blamed on one of two
     requirements (the other inconclusive), input-strictness failures, not-claimed tests with
