@@ -267,12 +267,15 @@ class KitItem:
     profiles: tuple[str, ...]
     levels: tuple[str, ...]
     kit_check: bool = False
+    #: The requirement(s) the test decides, when it only exercises the others it names (a
+    #: vector's ``decides``); empty: it decides all of them.
+    decides: tuple[str, ...] = ()
 
     def to_wire(self) -> dict[str, Any]:
         """A JSON-able form (for pytest-xdist's ``workeroutput``)."""
         return {"kit_id": self.kit_id, "requirements": list(self.requirements),
                 "profiles": list(self.profiles), "levels": list(self.levels),
-                "kit_check": self.kit_check}
+                "kit_check": self.kit_check, "decides": list(self.decides)}
 
     @classmethod
     def of(cls, item: Any, kit_id: str) -> KitItem:
@@ -286,19 +289,20 @@ class KitItem:
         for mark in item.iter_markers("profile"):
             profiles.update(str(arg) for arg in mark.args)
         levels = tuple(known[r].level for r in reqs if r in known)
-        return cls(kit_id, tuple(reqs), tuple(sorted(profiles)), levels, kit_check)
+        decides = tuple(str(arg) for mark in item.iter_markers("decides") for arg in mark.args)
+        return cls(kit_id, tuple(reqs), tuple(sorted(profiles)), levels, kit_check, decides)
 
     @classmethod
     def from_wire(cls, data: Any) -> KitItem:
         """The item :meth:`to_wire` gave; MemspecError if ``data`` is not such a form."""
-        fields = ("requirements", "profiles", "levels")
+        fields = ("requirements", "profiles", "levels", "decides")
         if (not isinstance(data, dict) or not isinstance(data.get("kit_id"), str)
                 or not isinstance(data.get("kit_check"), bool)
                 or not all(isinstance(data.get(f), list | tuple)
                            and all(isinstance(v, str) for v in data[f]) for f in fields)):
             raise MemspecError(f"not a kit item from an xdist worker: {data!r:.200}")
         return cls(data["kit_id"], tuple(data["requirements"]), tuple(data["profiles"]),
-                   tuple(data["levels"]), data["kit_check"])
+                   tuple(data["levels"]), data["kit_check"], tuple(data["decides"]))
 
 
 class Logged(NamedTuple):

@@ -105,6 +105,13 @@ class TestResult:
     needs: tuple[str, ...] = ()
     #: For a failed test: its failing check judged input strictness (SPEC 19.2).
     strictness: bool = False
+    #: The requirements the test decides (empty: all of its requirements).
+    decides: tuple[str, ...] = ()
+
+    def decides_on(self, requirement: str) -> bool:
+        """Whether a wrong answer to the test could fail ``requirement`` (it is one the test
+        decides, not one it only exercises)."""
+        return not self.decides or requirement in self.decides
 
     def view(self, requirement: str) -> str:
         """The test's outcome as it counts for ``requirement``."""
@@ -165,7 +172,7 @@ def fold_items(
         if nodeid in deselected:
             outcome, message, blamed, needs, strictness = NOT_RUN, "deselected", (), (), False
         tests.append(TestResult(item.kit_id, item.requirements, outcome, message, blamed,
-                                item.profiles, needs, strictness))
+                                item.profiles, needs, strictness, item.decides))
     return tests, checks
 
 
@@ -192,7 +199,10 @@ def _requirement_outcome(
     for outcome in (FAILED, ERRORED):
         if outcome in seen:
             return outcome, None
-    left_out = [(view, t) for view, t in views if view in _UNJUDGED]
+    # A test left out for a profile the engine does not claim leaves out only what it
+    # decides: it could never have failed a requirement it only exercises (SPEC 19.2).
+    left_out = [(view, t) for view, t in views if view in _UNJUDGED
+                and (view != NOT_CLAIMED or t.decides_on(req.id))]
     judged_none = PASSED not in seen
     if not left_out:
         if not judged_none:
@@ -237,7 +247,7 @@ def _test_needs(test: TestResult, claimed: frozenset[str]) -> tuple[str, ...]:
 
 
 def _needs(tests: Sequence[TestResult], req_id: str, claimed: frozenset[str]) -> list[str]:
-    return sorted({p for t in tests if t.view(req_id) == NOT_CLAIMED
+    return sorted({p for t in tests if t.view(req_id) == NOT_CLAIMED and t.decides_on(req_id)
                    for p in _test_needs(t, claimed)})
 
 
@@ -263,7 +273,7 @@ def _cross_profile(by_req: Mapping[str, Sequence[TestResult]],
             continue
         own = _closure(req.profile)
         needing = [t for t in by_req.get(req.id, [])
-                   if not {*t.profiles, *t.needs} <= own]
+                   if t.decides_on(req.id) and not {*t.profiles, *t.needs} <= own]
         if needing:
             out.append(CrossProfile(req.id, req.profile,
                                     tuple(sorted({p for t in needing

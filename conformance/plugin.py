@@ -102,6 +102,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "kit_check: a memspec kit test that checks the kit itself, not the engine"
     )
+    config.addinivalue_line(
+        "markers", "decides(id): of a memspec kit test's requirements, the one a wrong answer "
+        "breaks (a vector's decides); the test only exercises the others"
+    )
     engine = config.getoption("memspec_engine", None)
     command = config.getoption("memspec_engine_cmd", None)
     if not engine and not command:

@@ -33,6 +33,7 @@ from _vectorlib import (
     signing,
 )
 from _vectorlib.attribution import own_profile_only
+from _vectorlib.decides import assign_decides
 from _vectorlib.fixtures import ROOT, self_check
 
 #: Order in which files are generated (and listed by --check).
@@ -55,6 +56,7 @@ def build() -> dict[str, bytes]:
         assert name not in out, f"two builders made {name}"
         for grp in doc["groups"]:
             own_profile_only(grp)
+            assign_decides(grp)
             for test in grp["tests"]:
                 assert test["id"] not in ids, test["id"]
                 ids.add(test["id"])

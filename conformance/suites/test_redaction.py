@@ -8,11 +8,9 @@ import pytest
 
 from memspec import (
     REDACTED_BODY,
-    MemspecError,
     birth_digest,
     canonical_json,
     sign_record,
-    validate_record,
 )
 from memspec.conformance import _builders as build
 from memspec.conformance._machines import (
@@ -112,7 +110,7 @@ def test_tombstone_keeps_identity_and_links(red: Redact, keys: Any) -> None:
 @pytest.mark.profile("redaction")
 def test_tombstone_destroys_content_and_explains_the_id(red: Redact, engine: Any,
                                                         keys: Any) -> None:
-    born, versions = red.seed(keys)
+    born, _ = red.seed(keys)
     reason = "personal data remembered by mistake"
     now = red.clock.advance(seconds=1)
     tombstone = engine.call("redact", id=born["id"], reason=reason, now=now)["record"]
@@ -135,27 +133,10 @@ def test_tombstone_destroys_content_and_explains_the_id(red: Redact, engine: Any
             "RED-4", "birth_digest is not the sha256 of the original birth content")
     if tombstone["id"] != "mem:" + tombstone["birth_digest"][:32]:
         raise RequirementFailed("RED-5", "the tombstone's id is not the prefix of its birth_digest")
-    try:
-        validate_record(tombstone)
-    except MemspecError as exc:
-        # The produced tombstone breaks a record rule: that rule, not RED-3 to RED-5.
-        raise RequirementFailed(exc.requirement or "RED-3",
-                                f"the tombstone is not a valid record: {exc}") from None
-    latest = versions[-1]
-    table = {
-        "id": latest["id"], "type": latest["type"], **tombstone_shape().fixed_values(),
-        "created_at": latest["created_at"], "updated_at": now,
-        "evidence": latest["evidence"], "supersedes": latest["supersedes"],
-        "superseded_by": latest["superseded_by"], "transition": None, "state_reason": reason,
-        "flagged": False, "flag_reason": None, "redacted": True, "redaction_reason": reason,
-        "birth_digest": birth_digest(born),
-    }
-    if canonical_json(tombstone) != canonical_json(table):
-        raise RequirementFailed(
-            "RED-3", "the tombstone differs from the one the tombstone table fixes: "
-            + "; ".join(f"{k}={tombstone.get(k)!r} (expected {v!r})" for k, v in table.items()
-            if tombstone.get(k) != v)
-            + "; ".join(f" extra field {k}" for k in set(tombstone) - set(table)))
+    # The whole tombstone, every field against section 17's table, is RED-9's
+    # (test_the_tombstone_is_exactly_the_table), and a field off the record rules is the
+    # result schema's finding on that field's requirement: here only RED-3 to RED-5 are
+    # judged, so a tombstone wrong elsewhere leaves them judged, not inconclusive.
     text = canonical_json(tombstone).decode()
     for fragment in ("4711", "zebraquokka", "chat-"):
         if fragment in text:

@@ -3,7 +3,8 @@
 A case runs as: reset; put each ``setup`` record; call the group's operation
 with ``args``; a valid case must answer every ``expected`` key with an equal
 JSON value; an invalid case must be rejected with the case's error class. A
-failure fails the case's own requirements. Two protocol requirements a case may
+failure fails the requirement the case decides (its ``decides`` when it lists several,
+SPEC 19.2) and is inconclusive for the others it lists. Two protocol requirements a case may
 concern are judged by tests of their own, so that they fail only when the protocol
 is what broke: PROTO-7 (for operations that touch the store, a rejection writes
 nothing; it holds vacuously when the engine accepted, which is test_vector's
@@ -18,6 +19,7 @@ group with ``placeholders`` names the ids the engine chooses by placeholders
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -75,6 +77,8 @@ def _cases(only: str | None = None) -> list[Any]:
                         continue
                 reqs = [only] if only else [r for r in listed if r not in _OWN_TESTS]
                 marks = [pytest.mark.requirement(*reqs)]
+                if not only and case.get("decides"):
+                    marks.append(pytest.mark.decides(case["decides"]))
                 if only == "PROTO-7":
                     # Any engine with a store can be judged: an operation it does not claim
                     # is untestable there (see test_vector_rejection_writes_nothing), and a
@@ -88,6 +92,15 @@ def _cases(only: str | None = None) -> list[Any]:
                         marks.append(pytest.mark.profile(*case["requires_profiles"]))
                 params.append(pytest.param(name, group, case, id=case["id"], marks=marks))
     return params
+
+
+def decided(case: Mapping[str, Any]) -> tuple[str, ...]:
+    """The requirement a wrong answer to ``case`` fails: its ``decides`` when it lists several
+    (the others are what it also exercises: inconclusive, SPEC 19.2), else the one it lists."""
+    if case.get("decides"):
+        return (str(case["decides"]),)
+    own = tuple(r for r in case.get("requirements", []) if r not in _OWN_TESTS)
+    return own or tuple(case.get("requirements", ()))
 
 
 def _context(case: dict[str, Any]) -> str:
@@ -141,8 +154,7 @@ def _run_case(engine: EngineSession, group: dict[str, Any], case: dict[str, Any]
 def test_vector(
     engine: EngineSession, vectors_file: str, group: dict[str, Any], case: dict[str, Any]
 ) -> None:
-    own = tuple(r for r in case.get("requirements", []) if r not in _OWN_TESTS)
-    _run_case(engine, group, case, own or tuple(case.get("requirements", ())))
+    _run_case(engine, group, case, decided(case))
 
 
 @pytest.mark.parametrize(("vectors_file", "group", "case"), NUMBER_TOKENS)

@@ -439,6 +439,8 @@ class VectorCase:
     valid: bool
     args: Mapping[str, Any]
     requirements: tuple[str, ...] = ()
+    #: Of several requirements, the one a wrong answer breaks (None: it lists one).
+    decides: str | None = None
     flags: tuple[str, ...] = ()
     #: The expected result members of a valid case.
     expected: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
@@ -496,6 +498,7 @@ def _case(file: str, group: dict[str, Any], raw: dict[str, Any]) -> VectorCase:
         file=file, group=group["id"], operation=group["operation"], profile=group["profile"],
         id=raw["id"], comment=raw.get("comment", ""), valid=valid,
         args=_frozen(raw.get("args", {})), requirements=tuple(raw.get("requirements", ())),
+        decides=raw.get("decides"),
         flags=tuple(raw.get("flags", ())), expected=_frozen(raw.get("expected", {})),
         error=raw.get("error"), setup=_frozen(raw.get("setup", [])), raw=_frozen(raw),
     )

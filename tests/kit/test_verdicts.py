@@ -200,6 +200,32 @@ def test_a_requirement_whose_deciding_test_needs_an_unclaimed_profile_is_partial
     assert listed["REC-4"]["needs"] == ["store"] and listed["REC-4"]["tests"] == ["t::needs-store"]
 
 
+def test_an_unclaimed_vector_leaves_out_only_what_it_decides() -> None:
+    # A vector listing REC-4 and XEXP-1 that decides XEXP-1 could never fail REC-4: not
+    # running it for want of x-expiry leaves REC-4 judged by its own tests (SPEC 19.2).
+    tests = _passing("format")
+    for decides in (("XEXP-1",), ("REC-4",)):
+        vector = TestResult("t::vector", ("REC-4", "XEXP-1"), "not-claimed",
+                            "x does not claim profile x-expiry",
+                            profiles=("format", "x-expiry"), decides=decides)
+        report = _fold(["format"], [*tests, vector])
+        entry = _by_id(report)["REC-4"]
+        if decides == ("XEXP-1",):
+            assert entry["outcome"] == "passed", entry
+            assert "REC-4" not in {e["id"] for e in report["needs_other_profiles"]}
+        else:
+            assert entry["outcome"] == "partial" and entry["needs"] == ["x-expiry"]
+
+
+def test_a_failed_vector_fails_what_it_decides_and_is_inconclusive_for_the_rest() -> None:
+    tests = _passing("format")
+    tests.append(TestResult("t::vector", ("REC-4", "REC-5"), FAILED, "REC-5: wrong answer",
+                            ("REC-5",), profiles=("format",), decides=("REC-5",)))
+    entries = _by_id(_fold(["format"], tests))
+    assert entries["REC-5"]["outcome"] == "failed"
+    assert entries["REC-4"]["outcome"] == "partial"
+
+
 def test_a_requirement_with_only_unclaimed_tests_is_partial_not_passed() -> None:
     tests = _passing("format", but=("REC-4",))
     tests.append(TestResult("t::needs-store", ("REC-4",), "not-claimed", "",

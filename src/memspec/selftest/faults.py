@@ -56,13 +56,17 @@ Transform = Callable[[str, Json, Inner], Json]
 
 @dataclass(frozen=True)
 class Fault:
-    """One deliberate bug: it breaks ``requirement`` (of ``profile``) and nothing else."""
+    """One deliberate bug: it breaks ``requirement`` (of ``profile``) and nothing else but
+    ``also``."""
 
     name: str
     requirement: str
     profile: str
     description: str
     transform: Transform
+    #: Requirements the bug genuinely breaks too (its docstring says why): reported failing,
+    #: they are not collateral.
+    also: tuple[str, ...] = ()
 
     def bind(self) -> Transform:
         """The transform for one new engine (stateful faults get a fresh memory)."""

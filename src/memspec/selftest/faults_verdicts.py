@@ -13,13 +13,20 @@ it inconclusive.
 ``tombstone-state-reason-null`` writes every tombstone with ``state_reason`` null instead of
 the redaction reason (fg-agent-memory 0.2.0 does): one field off its schema. The kit must
 fail LC-3 (an archived record carries a reason) and still judge the redaction's behaviour,
-which the engine meets (RED-1, RED-2, RED-7).
+which the engine meets (RED-1 to RED-5, RED-7). It genuinely breaks RED-9 too: section 17's
+table gives a tombstone the redaction reason as its state_reason, and RED-9 requires the
+tombstone to be exactly that table (its ``also``). Every view of the store shows the one
+tombstone (get, history, iterate, list, export, audit), so a list as of a time (XTT-1) or an
+audit (XAUD-1) that shows it is consistent with the store and fails nothing of its own; a
+tombstone the engine is given (put, load) is stored as given.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from memspec._audit import audit_digest
+from memspec.selftest._shapes import Watcher
 from memspec.selftest.faults import Fault, Inner, Json, only
 
 __all__ = ["FAULTS"]
@@ -43,21 +50,48 @@ def _trust_foreign_unverified(op: str, args: Json, inner: Inner) -> Json:
     return inner(op, args)
 
 
-def _null_state_reason(value: Any) -> Any:
+def _null_state_reason(value: Any, redacted: set[str]) -> Any:
     if isinstance(value, list):
-        return [_null_state_reason(item) for item in value]
+        return [_null_state_reason(item, redacted) for item in value]
     if isinstance(value, dict):
-        if value.get("redacted") is True and "birth_digest" in value:
+        if value.get("redacted") is True and value.get("id") in redacted:
             return {**value, "state_reason": None}
-        return {key: _null_state_reason(item) for key, item in value.items()}
+        return {key: _null_state_reason(item, redacted) for key, item in value.items()}
     return value
 
 
-def _tombstones_without_reason(op: str, args: Json, inner: Inner) -> Json:
-    # Why these operations: the tombstone is stored, so get, history, iterate, list and
-    # export show the one redact answered; validating a given record stays correct.
-    result: Json = _null_state_reason(inner(op, args))
-    return result
+class _TombstonesWithoutReason(Watcher):
+    """Every tombstone redact writes has state_reason null: redact answers it so, and get,
+    history, iterate, list, export and audit show it so. A tombstone the engine was given
+    (put, load) is stored as given: the fault is in the redaction alone."""
+
+    def forget(self) -> None:
+        self.redacted: set[str] = set()
+
+    def note(self, op: str, args: Json, result: Json) -> None:
+        if op == "redact" and isinstance(args.get("id"), str):
+            self.redacted.add(args["id"])
+
+    def rewrite(self, op: str, args: Json, result: Json, inner: Inner) -> Json:
+        if op == "audit":
+            return self._audit(result)
+        if op in ("redact", "get", "history", "iterate", "list", "export"):
+            changed: Json = _null_state_reason(result, self.redacted)
+            return changed
+        return result
+
+    def _audit(self, result: Json) -> Json:
+        # Every version of a redacted record is its tombstone (RED-1), so each lists
+        # state_reason null, and the digest is over that report (XAUD-4).
+        report = result.get("report")
+        if not isinstance(report, dict) or not isinstance(report.get("records"), list):
+            return result
+        records = [{**entry, "versions": [{**v, "state_reason": None}
+                                          for v in entry["versions"]]}
+                   if isinstance(entry, dict) and entry.get("id") in self.redacted else entry
+                   for entry in report["records"]]
+        changed = {**report, "records": records}
+        return {**result, "report": changed, "digest": audit_digest(changed)}
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -72,6 +106,5 @@ FAULTS: tuple[Fault, ...] = (
     Fault("tombstone-state-reason-null", "LC-3", "lifecycle",
           "redaction writes tombstones whose state_reason is null instead of the redaction "
           "reason (an archived record without a reason)",
-          only(("redact", "get", "history", "iterate", "list", "export"),
-               _tombstones_without_reason)),
+          _TombstonesWithoutReason(), also=("RED-9",)),
 )

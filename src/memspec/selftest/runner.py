@@ -6,7 +6,8 @@ engines:faulty.<name>``) or as a process (``--memspec-engine-cmd="python -m
 memspec.selftest.proxy --fault NAME"``). A fault is *caught* when the kit
 reports its own requirement failed, by a test the reference engine passes in
 the same mode. Every other requirement the kit reports failing is listed
-(``reported``), and those the reference does not fail too are *collateral*.
+(``reported``), and those the reference does not fail too, and the fault does not
+name as broken too (``also``), are *collateral*.
 The reference engine must fail nothing.
 
 With ``claim="narrow"`` (or ``"both"``) each faulty engine is also run claiming only
@@ -367,7 +368,8 @@ def _fault_row(outcome: _Outcome, reference: _Outcome | None) -> FaultRow:
         description=fault.description, mode=outcome.job.mode,
         caught=bool(fresh) or unjudged, claim="narrow" if outcome.job.narrow else "all",
         reported=reported,
-        collateral=tuple(r for r in reported if r != fault.requirement and r not in base_reqs),
+        collateral=tuple(r for r in reported if r != fault.requirement and r not in base_reqs
+                         and r not in fault.also),
         errored=errored, message=_short(message), seconds=outcome.seconds)
 
 
