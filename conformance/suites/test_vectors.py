@@ -131,15 +131,18 @@ def _run_case(engine: EngineSession, group: dict[str, Any], case: dict[str, Any]
                                             f"with {exc.code!r}: {exc.message}") from None
         projection = group.get("project", {})
         for key, expected in case.get("expected", {}).items():
+            # A key whose value one listed requirement fixes alone fails that one.
+            own = group.get("decides_by_key", {}).get(key)
+            judged = (own,) if own in case.get("requirements", ()) else blamed
             if key not in result:
                 raise RequirementFailed(
-                    blamed, f"{_context(case)}: {op} result lacks {key!r} (has {sorted(result)})")
+                    judged, f"{_context(case)}: {op} result lacks {key!r} (has {sorted(result)})")
             answered = project(result[key], projection.get(key))
             if group.get("placeholders"):
                 expected = bind_placeholders(expected, answered, held, bound)
             if not json_equal(answered, expected):
                 raise RequirementFailed(
-                    blamed, f"{_context(case)}: {op} answered {key} = "
+                    judged, f"{_context(case)}: {op} answered {key} = "
                             f"{summarize(answered, 300)}, expected {summarize(expected, 300)}")
         return
     try:
