@@ -17,6 +17,7 @@ from memspec.conformance import _builders as build
 from memspec.conformance._machines import (
     LEGAL_TRANSITIONS,
     LifecycleMachine,
+    attempt,
     canon,
     check_version,
     expect_rejected,
@@ -365,6 +366,17 @@ def test_invalid_proposals_are_not_repaired(kit: Kit, engine: Any, clock: Any) -
                         now=now)
     if [kit.get(r["id"])["state"] for r in (old, other)] != ["active", "active"]:
         raise RequirementFailed("OP-3", "an invalid proposal changed a record")
+    # A create of a record that is not newborn: refusing it is OP-6's (its own test and
+    # vectors); writing it altered, made newborn, is a repair, and OP-3's alone.
+    born_archived = {**kit.new("the old office closed"), "state": "archived",
+                     "state_reason": "the office closed"}
+    result, _ = attempt(engine, "apply_proposal",
+                        proposal=build.proposal("create", born_archived),
+                        now=clock.advance(seconds=1))
+    for written in (result or {}).get("written", []):
+        if written.get("id") == born_archived["id"] and canon(written) != canon(born_archived):
+            raise RequirementFailed("OP-3", f"a create of an archived record was repaired and "
+                                    f"applied: it wrote state {written.get('state')!r}")
 
 
 @pytest.mark.requirement("OP-6")
