@@ -24,6 +24,7 @@ __all__ = [
     "attempt",
     "canon",
     "describe_change",
+    "expect_refused",
     "expect_rejected",
     "fresh_id",
     "kit_settings",
@@ -123,18 +124,30 @@ def attempt(engine: EngineLike, operation: str, /,
 
 
 def expect_rejected(engine: EngineLike, operation: str, classes: str | Collection[str],
-                    requirement: str, what: str, /, *, judge_writes: bool = True,
-                    **arguments: Any) -> str:
+                    requirement: str, what: str, /, **arguments: Any) -> str:
     """Assert the engine rejects the call with one of ``classes`` and writes nothing.
 
     A failure names ``requirement`` (accepted, or rejected with another class), or
     :func:`wrote_on_rejection` (rejected, yet something was written).
 
     The store is compared before and after, except around pure operations (which
-    touch no state, so a format-only engine needs no store to be checked) and unless
-    ``judge_writes`` is false (a test of PROTO-7 of its own judges the same calls).
+    touch no state, so a format-only engine needs no store to be checked).
     Returns the error class the engine reported.
     """
+    return _expect_rejected(engine, operation, classes, requirement, what, True, arguments)
+
+
+def expect_refused(engine: EngineLike, operation: str, classes: str | Collection[str],
+                   requirement: str, what: str, /, **arguments: Any) -> str:
+    """:func:`expect_rejected` without the store check: for calls whose rejection a test of
+    PROTO-7 of its own judges for writes, so that a wrongly accepted call fails
+    ``requirement`` alone and never leaves PROTO-7 unjudged."""
+    return _expect_rejected(engine, operation, classes, requirement, what, False, arguments)
+
+
+def _expect_rejected(engine: EngineLike, operation: str, classes: str | Collection[str],
+                     requirement: str, what: str, judge_writes: bool,
+                     arguments: dict[str, Any]) -> str:
     allowed = {classes} if isinstance(classes, str) else set(classes)
     pure = operation in PURE_OPERATIONS or not judge_writes
     before = {} if pure else snapshot(engine)
