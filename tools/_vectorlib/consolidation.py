@@ -16,6 +16,7 @@ the engine merges.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from _vectorlib.fixtures import (
@@ -45,8 +46,9 @@ def _copy(body: str, ref: str, created_at: str, confidence: str,
                 slots=slots or {}, prov=provenance(ref=ref))
 
 
-def _action(pass_: str, action: str, ids: list[str], before: list[str],
+def _action(pass_: str, action: str, ids: Sequence[str | dict[str, Any]], before: list[str],
             after: list[str]) -> dict[str, Any]:
+    """One report action; an id the engine chooses is a placeholder (``_new``, ``_side``)."""
     return {"pass": pass_, "action": action, "record_ids": ids, "before": before,
             "after": after}
 
