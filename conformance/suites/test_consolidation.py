@@ -8,6 +8,7 @@ import pytest
 
 from memspec import ERROR_CLASSES, canonical_json, is_reason
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import (
     check_lifecycle_invariants,
     describe_change,
@@ -15,6 +16,7 @@ from memspec.conformance._machines import (
     snapshot,
 )
 from memspec.conformance._outcomes import RequirementFailed, blame
+from memspec.conformance._session import EngineSession
 
 PASSES = ("exact-dedup", "near-dup", "contradiction", "resolution", "promotion", "flag-sweep")
 #: A near-dup threshold high enough that only (near-)identical text merges.
@@ -30,7 +32,7 @@ DB_B = ("Staging data lives in MySQL.", {"staging database": "mysql"})
 class Cons:
     """Seeds the store and runs consolidation passes."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
@@ -67,7 +69,7 @@ class Cons:
 
 
 @pytest.fixture
-def cons(engine: Any, clock: Any) -> Cons:
+def cons(engine: EngineSession, clock: KitClock) -> Cons:
     return Cons(engine, clock)
 
 
@@ -452,7 +454,7 @@ def test_every_pass_sweeps_rule_flags(cons: Cons) -> None:
 
 
 @pytest.mark.requirement("CONS-1")
-def test_sub_passes_run_in_order(cons: Cons, engine: Any) -> None:
+def test_sub_passes_run_in_order(cons: Cons, engine: EngineSession) -> None:
     for record in _seed_everything(cons):
         engine.call("put", record=record)
     report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
@@ -467,7 +469,9 @@ def test_sub_passes_run_in_order(cons: Cons, engine: Any) -> None:
 
 
 @pytest.mark.requirement("CONS-2")
-def test_every_consolidation_write_is_a_legal_lifecycle_step(cons: Cons, engine: Any) -> None:
+def test_every_consolidation_write_is_a_legal_lifecycle_step(
+    cons: Cons, engine: EngineSession
+) -> None:
     for record in _seed_everything(cons):
         engine.call("put", record=record)
     before = snapshot(engine)
@@ -486,7 +490,7 @@ _ACTIONS = {"supersede", "merge", "transition", "resolve", "create", "flag", "un
 
 
 @pytest.mark.requirement("CONS-3")
-def test_report_records_every_mutation(cons: Cons, engine: Any) -> None:
+def test_report_records_every_mutation(cons: Cons, engine: EngineSession) -> None:
     for record in _seed_everything(cons):
         engine.call("put", record=record)
     before = snapshot(engine)
@@ -538,7 +542,7 @@ def test_report_records_every_mutation(cons: Cons, engine: Any) -> None:
 
 
 @pytest.mark.requirement("CONS-4")
-def test_same_store_same_report(cons: Cons, engine: Any, clock: Any) -> None:
+def test_same_store_same_report(cons: Cons, engine: EngineSession, clock: KitClock) -> None:
     seed = _seed_everything(cons)
     now = clock.advance(days=2)
     firsts = [r for r in seed if r["state"] == "active"]
@@ -587,13 +591,13 @@ def test_default_operator_detects_slot_disagreement(cons: Cons) -> None:
         )
 
 
-def _first_versions(engine: Any, rid: str) -> list[dict[str, Any]]:
+def _first_versions(engine: EngineSession, rid: str) -> list[dict[str, Any]]:
     versions: list[dict[str, Any]] = engine.call("history", id=rid)["records"]
     return versions
 
 
 @pytest.mark.requirement("CONS-3")
-def test_each_action_lists_exactly_its_records_in_order(cons: Cons, engine: Any) -> None:
+def test_each_action_lists_exactly_its_records_in_order(cons: Cons, engine: EngineSession) -> None:
     for record in _seed_everything(cons):
         engine.call("put", record=record)
     wrongly = {**cons.new("Use thin paper in the floor two printer.", "rule",

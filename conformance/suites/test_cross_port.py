@@ -8,7 +8,9 @@ import pytest
 
 from memspec import canonical_json
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._outcomes import RequirementFailed
+from memspec.conformance._session import EngineSession
 
 BIG = 100_000
 
@@ -16,7 +18,7 @@ BIG = 100_000
 class Ports:
     """Writes through one port, reads through another."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
@@ -44,7 +46,7 @@ class Ports:
 
 
 @pytest.fixture
-def ports(engine: Any, clock: Any) -> Ports:
+def ports(engine: EngineSession, clock: KitClock) -> Ports:
     return Ports(engine, clock)
 
 
@@ -64,7 +66,9 @@ def test_a_superseded_record_leaves_default_recall(ports: Ports) -> None:
 
 @pytest.mark.requirement("RED-7")
 @pytest.mark.profile("recall")
-def test_a_redacted_body_is_gone_from_search_and_recall(ports: Ports, engine: Any) -> None:
+def test_a_redacted_body_is_gone_from_search_and_recall(
+    ports: Ports, engine: EngineSession
+) -> None:
     secret = ports.put("the vault combination is marmoset 3344", tags=["vault"])
     ports.put("the vault is in the basement")
     if secret["id"] not in ports.found("marmoset"):
@@ -86,7 +90,7 @@ def test_a_redacted_body_is_gone_from_search_and_recall(ports: Ports, engine: An
 
 @pytest.mark.requirement("RCL-8")
 def test_an_archived_record_leaves_recall_but_stays_gettable(ports: Ports,
-                                                             engine: Any) -> None:
+                                                             engine: EngineSession) -> None:
     record = ports.put("the lab printer needs a badge")
     if record["id"] not in ports.recalled("lab printer badge"):
         raise RequirementFailed("RCL-8", "setup: not recalled")
@@ -105,7 +109,7 @@ def test_an_archived_record_leaves_recall_but_stays_gettable(ports: Ports,
 
 @pytest.mark.requirement("SRCH-6")
 @pytest.mark.profile("files")
-def test_loaded_records_are_searchable(ports: Ports, engine: Any) -> None:
+def test_loaded_records_are_searchable(ports: Ports, engine: EngineSession) -> None:
     records = [ports.new("the pottery kiln fires on wednesdays"), ports.new("glaze dries fast")]
     engine.call("load", file=build.memory_file(records, created_at=ports.clock.now()),
                 verify=False)
@@ -116,7 +120,7 @@ def test_loaded_records_are_searchable(ports: Ports, engine: Any) -> None:
 
 @pytest.mark.requirement("SRCH-6")
 @pytest.mark.profile("files")
-def test_loaded_records_are_recalled(ports: Ports, engine: Any) -> None:
+def test_loaded_records_are_recalled(ports: Ports, engine: EngineSession) -> None:
     record = ports.new("the pottery kiln fires on wednesdays")
     engine.call("load", file=build.memory_file([record], created_at=ports.clock.now()),
                 verify=False)
@@ -128,7 +132,7 @@ def test_loaded_records_are_recalled(ports: Ports, engine: Any) -> None:
 
 
 @pytest.mark.requirement("SRCH-6")
-def test_put_makes_records_searchable_and_current(ports: Ports, engine: Any) -> None:
+def test_put_makes_records_searchable_and_current(ports: Ports, engine: EngineSession) -> None:
     record = ports.put("the bike shed is painted green")
     assert record["id"] in ports.found("bike shed"), "SRCH-6: a put record cannot be found"
     newer = build.evolve(record, ports.clock.advance(seconds=1), tags=["repainted"])
@@ -156,7 +160,7 @@ def test_proposals_keep_search_current(ports: Ports) -> None:
 
 @pytest.mark.requirement("SRCH-6")
 @pytest.mark.profile("write")
-def test_ingested_records_are_searchable(ports: Ports, engine: Any) -> None:
+def test_ingested_records_are_searchable(ports: Ports, engine: EngineSession) -> None:
     record = ports.new("the ferret is called Biscuit")
     engine.call("ingest", proposals=[build.proposal("create", record)],
                 now=ports.clock.advance(seconds=1))
@@ -167,7 +171,7 @@ def test_ingested_records_are_searchable(ports: Ports, engine: Any) -> None:
 
 @pytest.mark.requirement("SRCH-6")
 @pytest.mark.profile("recall")
-def test_recall_sees_what_consolidation_wrote(ports: Ports, engine: Any) -> None:
+def test_recall_sees_what_consolidation_wrote(ports: Ports, engine: EngineSession) -> None:
     a = ports.put("The staging database is Postgres.")
     b = ports.put("The staging database is not Postgres.")
     engine.call("consolidate", now=ports.clock.advance(days=1),

@@ -8,8 +8,10 @@ import pytest
 
 from memspec import is_reason
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import describe_change, snapshot
 from memspec.conformance._outcomes import RequirementFailed
+from memspec.conformance._session import EngineSession
 
 #: Forces low salience: one-day half-life, no touch bonus, a high threshold.
 HARSH = {"half_life_days": 1, "reinforcement_bonus": 0, "archive_threshold": 0.5}
@@ -19,7 +21,7 @@ FAR = 3650  # days after the clock's start: ten years on
 class Decay:
     """Seeds the store and runs decay passes far in the future."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
@@ -50,7 +52,7 @@ class Decay:
 
 
 @pytest.fixture
-def dec(engine: Any, clock: Any) -> Decay:
+def dec(engine: EngineSession, clock: KitClock) -> Decay:
     return Decay(engine, clock)
 
 
@@ -59,7 +61,7 @@ def _protections(report: dict[str, Any]) -> dict[str, str]:
 
 
 @pytest.mark.requirement("DEC-1")
-def test_low_salience_is_archived_never_deleted(dec: Decay, engine: Any) -> None:
+def test_low_salience_is_archived_never_deleted(dec: Decay, engine: EngineSession) -> None:
     old = dec.put("the fax machine is in room 12")
     gone = dec.put("the old intranet lived at intranet.local")
     successor = build.record("fact", "the intranet moved to the wiki", created_at=dec.clock.now(),
@@ -98,7 +100,7 @@ def test_low_salience_is_archived_never_deleted(dec: Decay, engine: Any) -> None
 
 
 @pytest.mark.requirement("DEC-1")
-def test_records_above_threshold_are_left_alone(dec: Decay, engine: Any) -> None:
+def test_records_above_threshold_are_left_alone(dec: Decay, engine: EngineSession) -> None:
     fresh = dec.put("the parking permit renews in june", confidence="1.0000")
     before = snapshot(engine)
     report = dec.decay({"half_life_days": 30, "reinforcement_bonus": 0.25,
@@ -229,7 +231,7 @@ def test_protections_name_below_threshold_records_only(dec: Decay) -> None:
 
 
 @pytest.mark.requirement("DEC-6")
-def test_reference_salience_scoring(dec: Decay, clock: Any) -> None:
+def test_reference_salience_scoring(dec: Decay, clock: KitClock) -> None:
     record = dec.put("the spare toner is in the cupboard", confidence="0.8000")
     report = dec.decay(None, now=clock.at(30))
     value = report["saliences"].get(record["id"])
@@ -254,7 +256,9 @@ def test_reference_salience_scoring(dec: Decay, clock: Any) -> None:
 
 @pytest.mark.requirement("DEC-6")
 @pytest.mark.profile("recall")
-def test_reference_salience_with_touches(dec: Decay, engine: Any, clock: Any) -> None:
+def test_reference_salience_with_touches(
+    dec: Decay, engine: EngineSession, clock: KitClock
+) -> None:
     touched = dec.put("the label printer needs the blue tape", confidence="0.8000")
     idle = dec.put("the label printer lives by the window", confidence="0.8000")
     for _ in range(3):
@@ -278,7 +282,7 @@ def test_reference_salience_with_touches(dec: Decay, engine: Any, clock: Any) ->
 
 
 @pytest.mark.requirement("DEC-7")
-def test_decay_writes_nothing_but_archivals(dec: Decay, engine: Any) -> None:
+def test_decay_writes_nothing_but_archivals(dec: Decay, engine: EngineSession) -> None:
     keep = dec.put("the conference room seats twelve", confidence="1.0000")
     drop = dec.put("the projector bulb was replaced", confidence="0.1000")
     before = snapshot(engine)
@@ -298,7 +302,9 @@ def test_decay_writes_nothing_but_archivals(dec: Decay, engine: Any) -> None:
 
 
 @pytest.mark.requirement("DEC-7", "RCL-4")
-def test_touches_live_in_the_sidecar_and_slow_decay(dec: Decay, engine: Any, clock: Any) -> None:
+def test_touches_live_in_the_sidecar_and_slow_decay(
+    dec: Decay, engine: EngineSession, clock: KitClock
+) -> None:
     touched = dec.put("the lab key hangs by the door", confidence="0.3000")
     idle = dec.put("the lab key hangs by the door", confidence="0.3000")
     for day in (1, 2, 3):

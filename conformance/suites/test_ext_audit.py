@@ -9,6 +9,8 @@ import pytest
 
 from memspec._canonical import canonical_json
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
+from memspec.conformance._session import EngineSession
 
 SOURCED = {"kind": "observation", "ref": "audit-1", "agent": None}
 SECRET = "the locker combination is 31-7-19"
@@ -17,7 +19,7 @@ SECRET = "the locker combination is 31-7-19"
 class Story:
     """A store with a supersession, an archival and a redaction."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine = engine
         self.old = build.record("fact", "the badge office is in room 3", created_at=clock.now(),
                                 provenance=SOURCED, tags=["badge"])
@@ -44,12 +46,12 @@ class Story:
 
 
 @pytest.fixture
-def story(engine: Any, clock: Any) -> Story:
+def story(engine: EngineSession, clock: KitClock) -> Story:
     return Story(engine, clock)
 
 
 @pytest.mark.requirement("XAUD-1")
-def test_every_record_with_every_version(story: Story, engine: Any) -> None:
+def test_every_record_with_every_version(story: Story, engine: EngineSession) -> None:
     report = story.audit()["report"]
     ids = [r["id"] for r in report["records"]]
     stored = [r["id"] for r in engine.call("iterate")["records"]]

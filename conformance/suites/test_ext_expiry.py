@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import snapshot
+from memspec.conformance._session import EngineSession
 
 #: Decay settings under which nothing decays by salience: only expiry archives.
 GENTLE = {"half_life_days": 100000, "reinforcement_bonus": 0, "archive_threshold": 0.0001}
@@ -17,7 +19,7 @@ GENTLE = {"half_life_days": 100000, "reinforcement_bonus": 0, "archive_threshold
 class Expiry:
     """Seeds records with and without x_expires_at."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def new(self, body: str, *, expires: str | None = None, kind: str = "fact",
@@ -39,13 +41,13 @@ class Expiry:
 
 
 @pytest.fixture
-def exp(engine: Any, clock: Any) -> Expiry:
+def exp(engine: EngineSession, clock: KitClock) -> Expiry:
     return Expiry(engine, clock)
 
 
 @pytest.mark.requirement("XEXP-1")
 @pytest.mark.parametrize("value", ["tomorrow", "2026-01-02T00:00:00Z", 1767312000, None])
-def test_malformed_expiry_is_rejected(exp: Expiry, engine: Any, value: Any) -> None:
+def test_malformed_expiry_is_rejected(exp: Expiry, engine: EngineSession, value: Any) -> None:
     record = build.record("fact", "the visitor badge is valid", created_at=exp.clock.now(),
                           extra={"x_expires_at": value})
     engine.reject("put", "record", record=record)
@@ -54,7 +56,7 @@ def test_malformed_expiry_is_rejected(exp: Expiry, engine: Any, value: Any) -> N
 
 
 @pytest.mark.requirement("XEXP-2", "XEXP-6")
-def test_expired_records_leave_default_recall(exp: Expiry, clock: Any) -> None:
+def test_expired_records_leave_default_recall(exp: Expiry, clock: KitClock) -> None:
     now = clock.at(10)
     gone = exp.put("the parking garage code is 4411", expires=clock.at(5))
     edge = exp.put("the parking garage code was 4412", expires=now)
@@ -73,7 +75,9 @@ def test_expired_records_leave_default_recall(exp: Expiry, clock: Any) -> None:
 
 
 @pytest.mark.requirement("XEXP-2")
-def test_an_expired_partner_takes_its_pair_out(exp: Expiry, engine: Any, clock: Any) -> None:
+def test_an_expired_partner_takes_its_pair_out(
+    exp: Expiry, engine: EngineSession, clock: KitClock
+) -> None:
     a = exp.put("the ferry leaves from pier four", expires=clock.at(2))
     b = exp.put("the ferry leaves from pier five")
     engine.call("apply_proposal", now=clock.advance(seconds=1), proposal=build.proposal(
@@ -85,7 +89,7 @@ def test_an_expired_partner_takes_its_pair_out(exp: Expiry, engine: Any, clock: 
 
 
 @pytest.mark.requirement("XEXP-3")
-def test_include_expired_shows_and_marks_them(exp: Expiry, clock: Any) -> None:
+def test_include_expired_shows_and_marks_them(exp: Expiry, clock: KitClock) -> None:
     now = clock.at(10)
     gone = exp.put("the wifi password is swordfish", expires=clock.at(1))
     plain = exp.put("the wifi network is called office")
@@ -99,7 +103,9 @@ def test_include_expired_shows_and_marks_them(exp: Expiry, clock: Any) -> None:
 
 
 @pytest.mark.requirement("XEXP-3")
-def test_include_expired_keeps_the_state_filters(exp: Expiry, engine: Any, clock: Any) -> None:
+def test_include_expired_keeps_the_state_filters(
+    exp: Expiry, engine: EngineSession, clock: KitClock
+) -> None:
     gone = exp.put("the office plant is a ficus", expires=clock.at(1))
     engine.call("apply_proposal", now=clock.advance(seconds=1), proposal=build.proposal(
         "archive", target_id=gone["id"], reason="moved away"))
@@ -109,8 +115,8 @@ def test_include_expired_keeps_the_state_filters(exp: Expiry, engine: Any, clock
 
 
 @pytest.mark.requirement("XEXP-4", "XEXP-5")
-def test_decay_archives_expired_records_with_the_reason(exp: Expiry, engine: Any,
-                                                        clock: Any) -> None:
+def test_decay_archives_expired_records_with_the_reason(exp: Expiry, engine: EngineSession,
+                                                        clock: KitClock) -> None:
     gone = exp.put("the conference room is booked until friday", expires=clock.at(3),
                    confidence="1.0000")
     kept = exp.put("the conference room has a projector", expires=clock.at(30),
@@ -139,8 +145,8 @@ def test_decay_archives_expired_records_with_the_reason(exp: Expiry, engine: Any
 
 
 @pytest.mark.requirement("XEXP-4")
-def test_protections_still_apply_to_expired_records(exp: Expiry, engine: Any,
-                                                    clock: Any) -> None:
+def test_protections_still_apply_to_expired_records(exp: Expiry, engine: EngineSession,
+                                                    clock: KitClock) -> None:
     a = exp.put("the build server is jenkins", expires=clock.at(1))
     b = exp.put("the build server is not jenkins")
     engine.call("apply_proposal", now=clock.advance(seconds=1), proposal=build.proposal(
@@ -156,7 +162,9 @@ def test_protections_still_apply_to_expired_records(exp: Expiry, engine: Any,
 # -- every entry point applies the field rules (XEXT-4) ----------------------------------------
 
 
-def ingest_rejects(engine: Any, clock: Any, body: str, bad: dict[str, Any], rule: str) -> None:
+def ingest_rejects(
+    engine: EngineSession, clock: KitClock, body: str, bad: dict[str, Any], rule: str
+) -> None:
     """``ingest`` lists a record breaking ``rule`` (its fields ``bad``) as rejected, class
     ``record``, also when its id is stored, writes nothing for it and admits the others."""
     stored = build.record("fact", f"{body}, as stored", created_at=clock.now())
@@ -180,7 +188,9 @@ def ingest_rejects(engine: Any, clock: Any, body: str, bad: dict[str, Any], rule
         assert kept == before, "XEXT-4: a rejected ingest proposal changed the store"
 
 
-def load_rejects(engine: Any, clock: Any, body: str, bad: dict[str, Any], rule: str) -> None:
+def load_rejects(
+    engine: EngineSession, clock: KitClock, body: str, bad: dict[str, Any], rule: str
+) -> None:
     """``load`` rejects a file holding a record breaking ``rule`` with class ``file``."""
     good = build.record("fact", f"{body}, well formed", created_at=clock.now())
     broken = build.record("fact", f"{body}, as loaded", created_at=clock.now(), extra=bad)
@@ -193,13 +203,13 @@ def load_rejects(engine: Any, clock: Any, body: str, bad: dict[str, Any], rule: 
 
 @pytest.mark.requirement("XEXT-4", "XEXP-1")
 @pytest.mark.profile("write")
-def test_ingest_applies_the_expiry_rule(engine: Any, clock: Any) -> None:
+def test_ingest_applies_the_expiry_rule(engine: EngineSession, clock: KitClock) -> None:
     ingest_rejects(engine, clock, "the badge reader is at the side door",
                    {"x_expires_at": "2026-03-01T00:00:00Z"}, "XEXP-1")
 
 
 @pytest.mark.requirement("XEXT-4", "XEXP-1")
 @pytest.mark.profile("files")
-def test_load_applies_the_expiry_rule(engine: Any, clock: Any) -> None:
+def test_load_applies_the_expiry_rule(engine: EngineSession, clock: KitClock) -> None:
     load_rejects(engine, clock, "the badge reader is at the side door",
                  {"x_expires_at": "next week"}, "XEXP-1")

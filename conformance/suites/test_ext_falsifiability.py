@@ -8,13 +8,15 @@ from typing import Any
 import pytest
 
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import snapshot
+from memspec.conformance._session import EngineSession
 from memspec.conformance.suites.test_ext_expiry import ingest_rejects, load_rejects
 
 SOURCED = {"kind": "observation", "ref": "fals-1", "agent": None}
 
 
-def _falsifiable(clock: Any, body: str, tag: str = "temporal",
+def _falsifiable(clock: KitClock, body: str, tag: str = "temporal",
                  condition: str = "the office moves") -> dict[str, Any]:
     return build.record("fact", body, created_at=clock.now(), provenance=SOURCED,
                         extra={"x_falsifiable": {"tag": tag, "condition": condition}})
@@ -31,7 +33,9 @@ BAD: dict[str, Any] = {
 
 @pytest.mark.requirement("XFALS-1")
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_malformed_falsifiability_is_rejected(engine: Any, clock: Any, case: str) -> None:
+def test_malformed_falsifiability_is_rejected(
+    engine: EngineSession, clock: KitClock, case: str
+) -> None:
     record = build.record("fact", "the staging cluster has three nodes",
                           created_at=clock.now(), extra={"x_falsifiable": BAD[case]})
     engine.reject("put", "record", record=record)
@@ -40,14 +44,14 @@ def test_malformed_falsifiability_is_rejected(engine: Any, clock: Any, case: str
 
 @pytest.mark.requirement("XFALS-1")
 @pytest.mark.parametrize("tag", ["temporal", "paradigm", "architectural", "observational"])
-def test_every_tag_is_accepted(engine: Any, clock: Any, tag: str) -> None:
+def test_every_tag_is_accepted(engine: EngineSession, clock: KitClock, tag: str) -> None:
     record = _falsifiable(clock, f"the service is built as a monolith ({tag})", tag=tag)
     engine.call("put", record=record)
     assert engine.call("get", id=record["id"])["record"] == record
 
 
 @pytest.mark.requirement("XFALS-2", "XFALS-4")
-def test_falsify_archives_with_the_reason(engine: Any, clock: Any) -> None:
+def test_falsify_archives_with_the_reason(engine: EngineSession, clock: KitClock) -> None:
     record = _falsifiable(clock, "the api is served by the monolith", tag="architectural",
                           condition="the api moves to its own service")
     engine.call("put", record=record)
@@ -66,7 +70,7 @@ def test_falsify_archives_with_the_reason(engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("XFALS-3")
-def test_falsify_rejections_write_nothing(engine: Any, clock: Any) -> None:
+def test_falsify_rejections_write_nothing(engine: EngineSession, clock: KitClock) -> None:
     plain = build.record("fact", "the lobby has a piano", created_at=clock.now(),
                          provenance=SOURCED)
     live = _falsifiable(clock, "the lobby is open late")
@@ -88,13 +92,13 @@ def test_falsify_rejections_write_nothing(engine: Any, clock: Any) -> None:
 
 @pytest.mark.requirement("XEXT-4", "XFALS-1")
 @pytest.mark.profile("write")
-def test_ingest_applies_the_falsifiability_rule(engine: Any, clock: Any) -> None:
+def test_ingest_applies_the_falsifiability_rule(engine: EngineSession, clock: KitClock) -> None:
     ingest_rejects(engine, clock, "the staging cluster has three nodes",
                    {"x_falsifiable": BAD["unknown-tag"]}, "XFALS-1")
 
 
 @pytest.mark.requirement("XEXT-4", "XFALS-1")
 @pytest.mark.profile("files")
-def test_load_applies_the_falsifiability_rule(engine: Any, clock: Any) -> None:
+def test_load_applies_the_falsifiability_rule(engine: EngineSession, clock: KitClock) -> None:
     load_rejects(engine, clock, "the staging cluster has three nodes",
                  {"x_falsifiable": BAD["blank-condition"]}, "XFALS-1")

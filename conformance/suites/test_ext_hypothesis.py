@@ -8,11 +8,13 @@ from typing import Any
 import pytest
 
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
+from memspec.conformance._session import EngineSession
 
 NO_SOURCE = {"kind": "inference", "ref": None, "agent": None}
 
 
-def _twins(clock: Any, body: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _twins(clock: KitClock, body: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """Two records with equal recall scores: same body, one sourced, one a hypothesis."""
     sourced = build.record("fact", body, created_at=clock.now(),
                            provenance={"kind": "inference", "ref": "doc-7", "agent": None})
@@ -20,14 +22,14 @@ def _twins(clock: Any, body: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return sourced, guess
 
 
-def _recall(engine: Any, query: str, now: str) -> list[dict[str, Any]]:
+def _recall(engine: EngineSession, query: str, now: str) -> list[dict[str, Any]]:
     result: list[dict[str, Any]] = engine.call("recall", query=query, budget_tokens=10000,
                                                now=now)["records"]
     return result
 
 
 @pytest.mark.requirement("XHYP-1")
-def test_hypotheses_are_labelled(engine: Any, clock: Any) -> None:
+def test_hypotheses_are_labelled(engine: EngineSession, clock: KitClock) -> None:
     sourced, guess = _twins(clock, "the backup runs every night")
     observed = build.record("fact", "the backup runs on the nas", created_at=clock.now(),
                             provenance=NO_SOURCE, extra={"x_observed_at": clock.now()})
@@ -42,7 +44,7 @@ def test_hypotheses_are_labelled(engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("XHYP-2")
-def test_sourced_records_rank_first_on_equal_scores(engine: Any, clock: Any) -> None:
+def test_sourced_records_rank_first_on_equal_scores(engine: EngineSession, clock: KitClock) -> None:
     pairs = [_twins(clock, "the deploy window is tuesday") for _ in range(1)]
     sourced, guess = pairs[0]
     for record in (guess, sourced):
@@ -58,7 +60,7 @@ def test_sourced_records_rank_first_on_equal_scores(engine: Any, clock: Any) -> 
 
 
 @pytest.mark.requirement("XHYP-3")
-def test_use_never_makes_a_fact(engine: Any, clock: Any) -> None:
+def test_use_never_makes_a_fact(engine: EngineSession, clock: KitClock) -> None:
     guess = build.record("fact", "the vendor will renew the contract", created_at=clock.now(),
                          provenance=NO_SOURCE)
     engine.call("put", record=guess)

@@ -8,19 +8,21 @@ from typing import Any
 import pytest
 
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import snapshot
+from memspec.conformance._session import EngineSession
 from memspec.conformance.suites.test_ext_expiry import ingest_rejects, load_rejects
 
 SOURCED = {"kind": "observation", "ref": "prov-1", "agent": None}
 
 
-def _derived(clock: Any, body: str, sources: list[str], hops: int = 1,
+def _derived(clock: KitClock, body: str, sources: list[str], hops: int = 1,
              **extra: Any) -> dict[str, Any]:
     return build.record("fact", body, created_at=clock.now(), provenance=SOURCED,
                         extra={"x_derivation": {"hops": hops, "from": sources}, **extra})
 
 
-def _recall(engine: Any, query: str, now: str) -> dict[str, dict[str, Any]]:
+def _recall(engine: EngineSession, query: str, now: str) -> dict[str, dict[str, Any]]:
     result = engine.call("recall", query=query, budget_tokens=10000, now=now)
     return {e["record"]["id"]: e for e in result["records"]}
 
@@ -41,7 +43,9 @@ BAD: dict[str, dict[str, Any]] = {
 
 @pytest.mark.requirement("XPROV-1")
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_malformed_provenance_fields_are_rejected(engine: Any, clock: Any, case: str) -> None:
+def test_malformed_provenance_fields_are_rejected(
+    engine: EngineSession, clock: KitClock, case: str
+) -> None:
     record = build.record("fact", "the printer is on floor two", created_at=clock.now(),
                           extra=BAD[case])
     engine.reject("put", "record", record=record)
@@ -49,7 +53,7 @@ def test_malformed_provenance_fields_are_rejected(engine: Any, clock: Any, case:
 
 
 @pytest.mark.requirement("XPROV-1")
-def test_wellformed_provenance_fields_are_accepted(engine: Any, clock: Any) -> None:
+def test_wellformed_provenance_fields_are_accepted(engine: EngineSession, clock: KitClock) -> None:
     base = build.record("fact", "the printer is on floor two", created_at=clock.now())
     derived = _derived(clock, "the printer is near the kitchen", [base["id"]], hops=2,
                        x_observed_at=clock.now())
@@ -59,7 +63,7 @@ def test_wellformed_provenance_fields_are_accepted(engine: Any, clock: Any) -> N
 
 
 @pytest.mark.requirement("XPROV-2")
-def test_recall_marks_derived_unobserved_records(engine: Any, clock: Any) -> None:
+def test_recall_marks_derived_unobserved_records(engine: EngineSession, clock: KitClock) -> None:
     base = build.record("fact", "the lab door code is 1234", created_at=clock.now(),
                         provenance=SOURCED)
     guess = _derived(clock, "the lab door code is probably still 1234", [base["id"]])
@@ -78,7 +82,9 @@ def test_recall_marks_derived_unobserved_records(engine: Any, clock: Any) -> Non
 
 
 @pytest.mark.requirement("XPROV-3", "XPROV-2")
-def test_observe_writes_one_neutral_version(engine: Any, clock: Any, keys: Any) -> None:
+def test_observe_writes_one_neutral_version(
+    engine: EngineSession, clock: KitClock, keys: Any
+) -> None:
     base = build.record("fact", "the server room is cold", created_at=clock.now(),
                         provenance=SOURCED)
     guess = _derived(clock, "the server room needs a jacket", [base["id"]])
@@ -106,7 +112,7 @@ def test_observe_writes_one_neutral_version(engine: Any, clock: Any, keys: Any) 
 
 
 @pytest.mark.requirement("XPROV-3")
-def test_observe_keeps_a_transitional_state(engine: Any, clock: Any) -> None:
+def test_observe_keeps_a_transitional_state(engine: EngineSession, clock: KitClock) -> None:
     a = build.record("fact", "the gate opens at six", created_at=clock.now(), provenance=SOURCED)
     b = build.record("fact", "the gate opens at seven", created_at=clock.now(),
                      provenance=SOURCED)
@@ -122,7 +128,7 @@ def test_observe_keeps_a_transitional_state(engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("XPROV-4")
-def test_observe_rejections_write_nothing(engine: Any, clock: Any) -> None:
+def test_observe_rejections_write_nothing(engine: EngineSession, clock: KitClock) -> None:
     live = build.record("fact", "the cafe opens at eight", created_at=clock.now(),
                         provenance=SOURCED)
     gone = build.record("fact", "the cafe opened at seven", created_at=clock.now(),
@@ -141,12 +147,14 @@ def test_observe_rejections_write_nothing(engine: Any, clock: Any) -> None:
 @pytest.mark.requirement("XEXT-4", "XPROV-1")
 @pytest.mark.profile("write")
 @pytest.mark.parametrize("case", ["derivation-hops-without-sources", "observed-before-birth"])
-def test_ingest_applies_the_provenance_rules(engine: Any, clock: Any, case: str) -> None:
+def test_ingest_applies_the_provenance_rules(
+    engine: EngineSession, clock: KitClock, case: str
+) -> None:
     ingest_rejects(engine, clock, "the printer is on floor two", BAD[case], "XPROV-1")
 
 
 @pytest.mark.requirement("XEXT-4", "XPROV-1")
 @pytest.mark.profile("files")
-def test_load_applies_the_provenance_rules(engine: Any, clock: Any) -> None:
+def test_load_applies_the_provenance_rules(engine: EngineSession, clock: KitClock) -> None:
     load_rejects(engine, clock, "the printer is on floor two",
                  BAD["derivation-negative-hops"], "XPROV-1")

@@ -7,13 +7,15 @@ from typing import Any
 import pytest
 
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import snapshot
+from memspec.conformance._session import EngineSession
 
 
 class Story:
     """A store with a known past: a fact born, superseded, an archival and a late birth."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine = engine
         prov = {"kind": "observation", "ref": "tt-1", "agent": None}
         self.t0 = clock.now()
@@ -39,7 +41,7 @@ class Story:
 
 
 @pytest.fixture
-def story(engine: Any, clock: Any) -> Story:
+def story(engine: EngineSession, clock: KitClock) -> Story:
     return Story(engine, clock)
 
 
@@ -48,7 +50,7 @@ def _ids(records: list[dict[str, Any]]) -> list[str]:
 
 
 @pytest.mark.requirement("XTT-1")
-def test_list_as_of_shows_the_past_view(story: Story, engine: Any) -> None:
+def test_list_as_of_shows_the_past_view(story: Story, engine: EngineSession) -> None:
     past = engine.call("list", as_of=story.t0)["records"]
     assert past == [story.version(i, story.t0) for i in sorted([story.old["id"],
                                                                   story.other["id"]])], (
@@ -67,7 +69,7 @@ def test_list_as_of_shows_the_past_view(story: Story, engine: Any) -> None:
 
 
 @pytest.mark.requirement("XTT-1")
-def test_list_as_of_filters_the_past_versions(story: Story, engine: Any) -> None:
+def test_list_as_of_filters_the_past_versions(story: Story, engine: EngineSession) -> None:
     active_then = engine.call("list", as_of=story.t1, state="active")["records"]
     assert _ids(active_then) == sorted([story.other["id"], story.new["id"]]), (
         f"XTT-1: state filter as of t1 gave {_ids(active_then)}")
@@ -81,7 +83,7 @@ def test_list_as_of_filters_the_past_versions(story: Story, engine: Any) -> None
 
 
 @pytest.mark.requirement("XTT-2")
-def test_recall_as_of_returns_what_was_believed(story: Story, engine: Any) -> None:
+def test_recall_as_of_returns_what_was_believed(story: Story, engine: EngineSession) -> None:
     result = engine.call("recall", query="team standup time", budget_tokens=10000,
                          now=story.t3, as_of=story.t0)
     found = {e["record"]["id"]: e["record"] for e in result["records"]}
@@ -100,14 +102,16 @@ def test_recall_as_of_returns_what_was_believed(story: Story, engine: Any) -> No
 
 @pytest.mark.requirement("XTT-3")
 @pytest.mark.parametrize("as_of", ["yesterday", "2026-01-01T00:00:00Z", 5])
-def test_malformed_as_of_is_an_encoding_error(story: Story, engine: Any, as_of: Any) -> None:
+def test_malformed_as_of_is_an_encoding_error(
+    story: Story, engine: EngineSession, as_of: Any
+) -> None:
     engine.reject("list", "encoding", as_of=as_of)
     engine.reject("recall", "encoding", query="standup", budget_tokens=100, now=story.t3,
                   as_of=as_of)
 
 
 @pytest.mark.requirement("XTT-4")
-def test_as_of_reads_write_nothing(story: Story, engine: Any) -> None:
+def test_as_of_reads_write_nothing(story: Story, engine: EngineSession) -> None:
     before = snapshot(engine)
     engine.call("list", as_of=story.t1)
     engine.call("recall", query="team standup", budget_tokens=10000, now=story.t3,

@@ -16,6 +16,7 @@ from memspec import (
     verify_file,
 )
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import (
     attempt,
     describe_change,
@@ -24,13 +25,14 @@ from memspec.conformance._machines import (
 )
 from memspec.conformance._machines_observe import expect_refused
 from memspec.conformance._outcomes import RequirementFailed, untestable_reason
+from memspec.conformance._session import EngineSession
 from memspec.data import tombstone
 
 
 class Files:
     """Records in the store, export and load."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def new(self, body: str, **fields: Any) -> dict[str, Any]:
@@ -58,7 +60,7 @@ class Files:
 
 
 @pytest.fixture
-def files(engine: Any, clock: Any) -> Files:
+def files(engine: EngineSession, clock: KitClock) -> Files:
     return Files(engine, clock)
 
 
@@ -70,7 +72,7 @@ def _latest(versions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.requirement("FILE-8")
-def test_export_is_canonical_and_ordered(files: Files, engine: Any, keys: Any) -> None:
+def test_export_is_canonical_and_ordered(files: Files, engine: EngineSession, keys: Any) -> None:
     versions = files.records(keys.b)
     now = files.clock.advance(days=1)
     exports = []
@@ -104,7 +106,7 @@ def test_export_is_canonical_and_ordered(files: Files, engine: Any, keys: Any) -
 
 
 @pytest.mark.requirement("FILE-8", "FILE-3")
-def test_signed_export_verifies(files: Files, engine: Any, keys: Any) -> None:
+def test_signed_export_verifies(files: Files, engine: EngineSession, keys: Any) -> None:
     for version in files.records(keys.b):
         engine.call("put", record=version)
     exported = files.export(files.clock.now(), keys.a)
@@ -115,7 +117,7 @@ def test_signed_export_verifies(files: Files, engine: Any, keys: Any) -> None:
 
 
 @pytest.mark.requirement("FILE-10")
-def test_round_trip_is_byte_identical(files: Files, engine: Any, keys: Any) -> None:
+def test_round_trip_is_byte_identical(files: Files, engine: EngineSession, keys: Any) -> None:
     for version in files.records(keys.b):
         engine.call("put", record=version)
     now = files.clock.advance(days=1)
@@ -194,7 +196,7 @@ def _other_signers(files: Files, keys: Any,
 
 
 @pytest.mark.requirement("FILE-5")
-def test_verifying_load_requires_a_file_signature(files: Files, engine: Any,
+def test_verifying_load_requires_a_file_signature(files: Files, engine: EngineSession,
                                                   keys: Any) -> None:
     records = [files.new("the kettle is in the left cupboard"), files.new("tea before coffee")]
     unsigned = build.memory_file(records, created_at=files.clock.now())
@@ -214,7 +216,7 @@ def test_verifying_load_requires_a_file_signature(files: Files, engine: Any,
 
 
 @pytest.mark.requirement("FILE-5")
-def test_verification_is_decided_by_the_caller_not_the_file(files: Files, engine: Any,
+def test_verification_is_decided_by_the_caller_not_the_file(files: Files, engine: EngineSession,
                                                             keys: Any) -> None:
     records = [files.new("the kettle is in the left cupboard")]
     unsigned = build.memory_file(records, created_at=files.clock.now(),
@@ -225,7 +227,7 @@ def test_verification_is_decided_by_the_caller_not_the_file(files: Files, engine
 
 
 @pytest.mark.requirement("FILE-6")
-def test_verifying_load_checks_every_signed_record(files: Files, engine: Any,
+def test_verifying_load_checks_every_signed_record(files: Files, engine: EngineSession,
                                                    keys: Any) -> None:
     good = sign_record(files.new("the spare key is under the blue pot"), keys.b)
     for what, args in _bad_record_signatures(files, keys, good):
@@ -239,7 +241,7 @@ def test_verifying_load_checks_every_signed_record(files: Files, engine: Any,
 
 
 @pytest.mark.requirement("FILE-11")
-def test_a_loader_told_the_agent_refuses_any_other_signer(files: Files, engine: Any,
+def test_a_loader_told_the_agent_refuses_any_other_signer(files: Files, engine: EngineSession,
                                                           keys: Any) -> None:
     records = [files.new("the kettle is in the left cupboard"), files.new("tea before coffee")]
     for error_class, what, args in _other_signers(files, keys, records):
@@ -254,7 +256,7 @@ def test_a_loader_told_the_agent_refuses_any_other_signer(files: Files, engine: 
 
 @pytest.mark.requirement("PROTO-7")
 @pytest.mark.profile("store")
-def test_a_refused_load_writes_nothing(files: Files, engine: Any, keys: Any) -> None:
+def test_a_refused_load_writes_nothing(files: Files, engine: EngineSession, keys: Any) -> None:
     """PROTO-7 on every load the FILE-5, FILE-6 and FILE-11 tests refuse: a load the engine
     rejects leaves the store as it was. A load the engine accepts meets PROTO-7 vacuously
     (nothing was rejected): accepting it is the FILE requirement's failure, not this one's.
@@ -284,7 +286,7 @@ def test_a_refused_load_writes_nothing(files: Files, engine: Any, keys: Any) -> 
 
 
 @pytest.mark.requirement("FILE-9")
-def test_load_skips_existing_ids(files: Files, engine: Any) -> None:
+def test_load_skips_existing_ids(files: Files, engine: EngineSession) -> None:
     kept = files.new("the kettle is in the left cupboard", tags=["original"])
     engine.call("put", record=kept)
     newer = build.evolve(kept, files.clock.advance(seconds=1), tags=["from-the-file"],
@@ -309,7 +311,9 @@ def test_load_skips_existing_ids(files: Files, engine: Any) -> None:
 
 
 @pytest.mark.requirement("FILE-10", "REC-2")
-def test_extension_fields_survive_the_round_trip(files: Files, engine: Any, keys: Any) -> None:
+def test_extension_fields_survive_the_round_trip(
+    files: Files, engine: EngineSession, keys: Any
+) -> None:
     extended = sign_record(files.new("the lab fridge is for samples only",
                                      extra={"x_vendor": {"kept": [1, "two", None]},
                                             "zz_last": "tail"}), keys.b)
@@ -336,8 +340,9 @@ def _squatter(record: dict[str, Any], now: str) -> dict[str, Any]:
 
 
 @pytest.mark.requirement("FILE-12")
-def test_a_tombstone_claims_no_free_id_but_from_the_expected_agent(files: Files, engine: Any,
-                                                                   keys: Any) -> None:
+def test_a_tombstone_claims_no_free_id_but_from_the_expected_agent(
+    files: Files, engine: EngineSession,
+    keys: Any) -> None:
     original = sign_record(files.new("the vault code is with the notary"), keys.a)
     forged = _squatter(original, files.clock.advance(seconds=1))
     decoy = files.new("the notary opens at ten")
@@ -364,7 +369,9 @@ def test_a_tombstone_claims_no_free_id_but_from_the_expected_agent(files: Files,
 
 
 @pytest.mark.requirement("FILE-11")
-def test_a_null_expected_agent_expects_no_one(files: Files, engine: Any, keys: Any) -> None:
+def test_a_null_expected_agent_expects_no_one(
+    files: Files, engine: EngineSession, keys: Any
+) -> None:
     plain = files.new("the recycling goes out on tuesdays")
     signed_file = sign_file(build.memory_file(
         [files.new("the compost goes out on fridays")], created_at=files.clock.now()), keys.b)

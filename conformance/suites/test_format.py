@@ -22,8 +22,10 @@ from memspec import (
 )
 from memspec import strategies as ms
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import attempt, expect_rejected, kit_settings
 from memspec.conformance._outcomes import RequirementFailed
+from memspec.conformance._session import EngineSession
 
 # Keys and strings where byte-level choices show: code points beyond U+FFFF sort after
 # U+E000..U+FFFF by code point but before them in UTF-16; decomposed text changes under NFC.
@@ -67,7 +69,9 @@ def _create_args(draw: st.DrawFn) -> dict[str, Any]:
 @pytest.mark.requirement("ID-1")
 @kit_settings()
 @given(args=_create_args())
-def test_created_records_carry_their_content_address(engine: Any, args: dict[str, Any]) -> None:
+def test_created_records_carry_their_content_address(
+    engine: EngineSession, args: dict[str, Any]
+) -> None:
     record = engine.call("create_record", **args)["record"]
     expected = record_id(_birth(args))
     assert record["id"] == expected, (
@@ -79,7 +83,7 @@ def test_created_records_carry_their_content_address(engine: Any, args: dict[str
 @pytest.mark.requirement("REC-14", "REC-11")
 @kit_settings()
 @given(args=_create_args())
-def test_created_records_are_newborn(engine: Any, args: dict[str, Any]) -> None:
+def test_created_records_are_newborn(engine: EngineSession, args: dict[str, Any]) -> None:
     record = engine.call("create_record", **args)["record"]
     try:
         validate_record(record)
@@ -106,7 +110,7 @@ def test_created_records_are_newborn(engine: Any, args: dict[str, Any]) -> None:
 @kit_settings()
 @given(record=ms.records(signed=None) | ms.tombstones(),
        slots=_SLOTS, body=_BODIES)
-def test_record_id_matches_the_content_address(engine: Any, record: dict[str, Any],
+def test_record_id_matches_the_content_address(engine: EngineSession, record: dict[str, Any],
                                                slots: dict[str, Any], body: str) -> None:
     for subject in (record, {**record, "slots": slots, "body": body}):
         result = engine.call("record_id", record=subject)
@@ -126,7 +130,7 @@ def test_record_id_matches_the_content_address(engine: Any, record: dict[str, An
          indent=2)
 @kit_settings()
 @given(value=_VALUES, ascii_only=st.booleans(), indent=st.sampled_from([None, 0, 2]))
-def test_canonical_bytes_of_generated_values(engine: Any, value: Any, ascii_only: bool,
+def test_canonical_bytes_of_generated_values(engine: EngineSession, value: Any, ascii_only: bool,
                                              indent: int | None) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only, indent=indent)
     got = engine.call("canonicalize", text=text)["hex"]
@@ -219,7 +223,7 @@ _SAFE_CHANGES = st.one_of(
 @pytest.mark.requirement("ID-3", "REC-7")
 @kit_settings()
 @given(record=ms.records(signed=None), changes=_SAFE_CHANGES, later=ms.timestamps())
-def test_evolution_never_changes_identity(engine: Any, record: dict[str, Any],
+def test_evolution_never_changes_identity(engine: EngineSession, record: dict[str, Any],
                                           changes: dict[str, Any], later: str) -> None:
     now = max(record["updated_at"], later)
     evolved = engine.call("evolve_record", record=record, changes=changes, now=now)["record"]
@@ -243,7 +247,7 @@ def test_evolution_never_changes_identity(engine: Any, record: dict[str, Any],
 
 
 @pytest.mark.requirement("ID-3", "REC-7")
-def test_birth_fields_cannot_evolve(engine: Any, clock: Any) -> None:
+def test_birth_fields_cannot_evolve(engine: EngineSession, clock: KitClock) -> None:
     record = engine.call("create_record", type="episode", body="we met on monday",
                          provenance={"kind": "conversation", "ref": None, "agent": None},
                          now=clock.now(), occurred_at=clock.at(-1))["record"]
@@ -260,7 +264,7 @@ def test_birth_fields_cannot_evolve(engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("ID-3")
-def test_occurred_at_is_not_part_of_the_id(engine: Any, clock: Any) -> None:
+def test_occurred_at_is_not_part_of_the_id(engine: EngineSession, clock: KitClock) -> None:
     args = {"type": "episode", "body": "the fire drill ran long",
             "provenance": {"kind": "observation", "ref": "log", "agent": None}, "now": clock.now()}
     plain = engine.call("create_record", **args)["record"]
@@ -278,8 +282,9 @@ def test_occurred_at_is_not_part_of_the_id(engine: Any, clock: Any) -> None:
 @given(record=ms.records(signed=None),
        extra=st.dictionaries(st.from_regex(r"x_[a-z]{1,6}", fullmatch=True), _VALUES,
                              min_size=1, max_size=2))
-def test_unknown_fields_survive_validation_and_evolution(engine: Any, record: dict[str, Any],
-                                                         extra: dict[str, Any]) -> None:
+def test_unknown_fields_survive_validation_and_evolution(
+    engine: EngineSession, record: dict[str, Any],
+    extra: dict[str, Any]) -> None:
     created = engine.call("create_record", type="fact", body="extension carrier",
                           provenance={"kind": "tool", "ref": None, "agent": None},
                           now=record["created_at"], extra=extra)["record"]
@@ -303,7 +308,9 @@ def test_unknown_fields_survive_validation_and_evolution(engine: Any, record: di
 
 
 @pytest.mark.requirement("REC-12")
-def test_extension_fields_cannot_shadow_defined_fields(engine: Any, clock: Any) -> None:
+def test_extension_fields_cannot_shadow_defined_fields(
+    engine: EngineSession, clock: KitClock
+) -> None:
     base = {"type": "fact", "body": "the kettle is in the left cupboard",
             "provenance": {"kind": "observation", "ref": None, "agent": None}, "now": clock.now()}
     for extra in ({"state": "archived"}, {"body": "something else"}, {"signature": "x"},
@@ -324,8 +331,9 @@ _CONFIDENCE_SPELLINGS = st.one_of(
 @pytest.mark.requirement("CONF-1")
 @kit_settings()
 @given(record=ms.records(signed=False), spelling=_CONFIDENCE_SPELLINGS)
-def test_only_canonical_confidence_strings_are_accepted(engine: Any, record: dict[str, Any],
-                                                        spelling: str) -> None:
+def test_only_canonical_confidence_strings_are_accepted(
+    engine: EngineSession, record: dict[str, Any],
+    spelling: str) -> None:
     subject = {**record, "confidence": spelling}
     try:
         confidence_from_wire(spelling)
@@ -343,8 +351,10 @@ def test_only_canonical_confidence_strings_are_accepted(engine: Any, record: dic
 
 
 @pytest.mark.requirement("CONF-1", "CJ-6")
-def test_numeric_confidence_is_not_a_wire_confidence(engine: Any, clock: Any) -> None:
-    base = {"id": "", "type": "fact", "body": "x", "slots": {}, "state": "active",
+def test_numeric_confidence_is_not_a_wire_confidence(
+    engine: EngineSession, clock: KitClock
+) -> None:
+    base: dict[str, Any] = {"id": "", "type": "fact", "body": "x", "slots": {}, "state": "active",
             "created_at": clock.now(), "updated_at": clock.now(),
             "provenance": {"kind": "observation", "ref": None, "agent": None}, "evidence": [],
             "supersedes": None, "superseded_by": None, "transition": None, "state_reason": None,
@@ -362,8 +372,8 @@ _SPELLINGS = ("2026-01-01T00:00:00Z", "2026-01-01T00:00:00.000+00:00", "2026-01-
 
 
 @pytest.mark.requirement("ENC-4")
-def test_timestamps_have_one_spelling(engine: Any, clock: Any) -> None:
-    base = {"id": "", "type": "fact", "body": "x", "slots": {}, "state": "active",
+def test_timestamps_have_one_spelling(engine: EngineSession, clock: KitClock) -> None:
+    base: dict[str, Any] = {"id": "", "type": "fact", "body": "x", "slots": {}, "state": "active",
             "confidence": "0.5000", "created_at": clock.now(), "updated_at": clock.now(),
             "provenance": {"kind": "observation", "ref": None, "agent": None}, "evidence": [],
             "supersedes": None, "superseded_by": None, "transition": None, "state_reason": None,
@@ -381,7 +391,7 @@ def test_timestamps_have_one_spelling(engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("CJ-5")
-def test_keys_must_already_be_nfc(engine: Any) -> None:
+def test_keys_must_already_be_nfc(engine: EngineSession) -> None:
     for key in ("e\u0301", "\u212b", "A\u030a"):
         assert not unicodedata.is_normalized("NFC", key)
         _, error = attempt(engine, "canonicalize", text=json.dumps({key: 1}))

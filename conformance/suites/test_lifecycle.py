@@ -14,6 +14,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from memspec import is_reason
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import (
     LEGAL_TRANSITIONS,
     LifecycleMachine,
@@ -26,6 +27,7 @@ from memspec.conformance._machines import (
     version_problems,
 )
 from memspec.conformance._outcomes import RequirementFailed
+from memspec.conformance._session import EngineSession
 from memspec.data import record_states
 
 _STATES = record_states()
@@ -34,7 +36,7 @@ _STATES = record_states()
 class Kit:
     """Small steps the example tests share: making records and applying proposals."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def new(self, body: str = "the kettle is in the left cupboard", kind: str = "fact",
@@ -81,7 +83,7 @@ class Kit:
 
 
 @pytest.fixture
-def kit(engine: Any, clock: Any) -> Kit:
+def kit(engine: EngineSession, clock: KitClock) -> Kit:
     return Kit(engine, clock)
 
 
@@ -89,7 +91,7 @@ def kit(engine: Any, clock: Any) -> Kit:
 
 
 @pytest.mark.requirement("LC-1", "LC-2", "LC-4", "OP-2", "OP-3")
-def test_lifecycle_state_machine(engine: Any, clock: Any) -> None:
+def test_lifecycle_state_machine(engine: EngineSession, clock: KitClock) -> None:
     """Random legal and illegal steps: legal ones applied exactly, illegal ones write nothing.
 
     The machine checks every lifecycle requirement and its failure message names the one
@@ -106,7 +108,7 @@ def test_lifecycle_state_machine(engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("LC-1", "LC-2")
-def test_is_legal_matches_the_table(engine: Any) -> None:
+def test_is_legal_matches_the_table(engine: EngineSession) -> None:
     for old in _STATES:
         for new in _STATES:
             answer = engine.call("is_legal", **{"from": old, "to": new})["legal"]
@@ -118,7 +120,7 @@ def test_is_legal_matches_the_table(engine: Any) -> None:
 
 
 @pytest.mark.requirement("LC-2")
-def test_archived_is_terminal(kit: Kit, engine: Any, clock: Any) -> None:
+def test_archived_is_terminal(kit: Kit, engine: EngineSession, clock: KitClock) -> None:
     gone = kit.create()
     other = kit.create("standup starts at nine")
     kit.archive(gone["id"])
@@ -140,7 +142,9 @@ def test_archived_is_terminal(kit: Kit, engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("LC-3")
-def test_every_state_change_needs_a_reason(kit: Kit, engine: Any, clock: Any) -> None:
+def test_every_state_change_needs_a_reason(
+    kit: Kit, engine: EngineSession, clock: KitClock
+) -> None:
     old = kit.create()
     other = kit.create("standup starts at nine")
     now = clock.advance(seconds=1)
@@ -162,7 +166,9 @@ def test_every_state_change_needs_a_reason(kit: Kit, engine: Any, clock: Any) ->
 
 
 @pytest.mark.requirement("LC-3", "LC-5", "SUP-2")
-def test_supersede_writes_the_exact_versions(kit: Kit, engine: Any, clock: Any) -> None:
+def test_supersede_writes_the_exact_versions(
+    kit: Kit, engine: EngineSession, clock: KitClock
+) -> None:
     old = kit.create()
     successor = kit.new("the kettle is in the right cupboard", supersedes=old["id"])
     now = clock.advance(seconds=1)
@@ -185,8 +191,8 @@ def test_supersede_writes_the_exact_versions(kit: Kit, engine: Any, clock: Any) 
 
 
 @pytest.mark.requirement("SUP-1")
-def test_supersede_without_back_reference_is_rejected(kit: Kit, engine: Any,
-                                                      clock: Any) -> None:
+def test_supersede_without_back_reference_is_rejected(kit: Kit, engine: EngineSession,
+                                                      clock: KitClock) -> None:
     old = kit.create()
     elsewhere = kit.create("standup starts at nine")
     now = clock.advance(seconds=1)
@@ -200,7 +206,7 @@ def test_supersede_without_back_reference_is_rejected(kit: Kit, engine: Any,
 
 
 @pytest.mark.requirement("OP-6", "SUP-1")
-def test_a_successor_must_be_a_new_record(kit: Kit, engine: Any, clock: Any) -> None:
+def test_a_successor_must_be_a_new_record(kit: Kit, engine: EngineSession, clock: KitClock) -> None:
     old = kit.create()
     stored = kit.create("the kettle is in the right cupboard")
     for what, successor in (
@@ -214,7 +220,9 @@ def test_a_successor_must_be_a_new_record(kit: Kit, engine: Any, clock: Any) -> 
 
 
 @pytest.mark.requirement("SUP-5", "LC-1")
-def test_only_active_records_are_superseded(kit: Kit, engine: Any, clock: Any) -> None:
+def test_only_active_records_are_superseded(
+    kit: Kit, engine: EngineSession, clock: KitClock
+) -> None:
     a, _ = kit.pair()
     gone = kit.create("standup starts at nine")
     kit.supersede(gone, "standup starts at ten", "moved")
@@ -228,7 +236,7 @@ def test_only_active_records_are_superseded(kit: Kit, engine: Any, clock: Any) -
 
 
 @pytest.mark.requirement("TRN-3", "LC-5")
-def test_transition_marks_both_sides(kit: Kit, engine: Any, clock: Any) -> None:
+def test_transition_marks_both_sides(kit: Kit, engine: EngineSession, clock: KitClock) -> None:
     a = kit.create("the staging database is Postgres")
     b = kit.create("the staging database is not Postgres")
     now = clock.advance(seconds=1)
@@ -244,8 +252,8 @@ def test_transition_marks_both_sides(kit: Kit, engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("TRN-4")
-def test_transition_needs_two_distinct_active_records(kit: Kit, engine: Any,
-                                                      clock: Any) -> None:
+def test_transition_needs_two_distinct_active_records(kit: Kit, engine: EngineSession,
+                                                      clock: KitClock) -> None:
     a = kit.create()
     b, _ = kit.pair()
     gone = kit.create("tea before coffee")
@@ -260,8 +268,8 @@ def test_transition_needs_two_distinct_active_records(kit: Kit, engine: Any,
 
 
 @pytest.mark.requirement("RES-1")
-def test_resolution_names_the_two_sides_of_one_transition(kit: Kit, engine: Any,
-                                                          clock: Any) -> None:
+def test_resolution_names_the_two_sides_of_one_transition(kit: Kit, engine: EngineSession,
+                                                          clock: KitClock) -> None:
     a, b = kit.pair()
     c = kit.create("the kettle is in the left cupboard")
     d = kit.create("the kettle is not in the left cupboard")
@@ -278,7 +286,9 @@ def test_resolution_names_the_two_sides_of_one_transition(kit: Kit, engine: Any,
 
 
 @pytest.mark.requirement("RES-2", "RES-3", "LC-4")
-def test_resolution_outcome_and_loser_history(kit: Kit, engine: Any, clock: Any) -> None:
+def test_resolution_outcome_and_loser_history(
+    kit: Kit, engine: EngineSession, clock: KitClock
+) -> None:
     a, b = kit.pair()
     won_before, lost_before = kit.get(a["id"]), kit.get(b["id"])
     now = clock.advance(seconds=1)
@@ -306,7 +316,9 @@ def test_resolution_outcome_and_loser_history(kit: Kit, engine: Any, clock: Any)
 
 
 @pytest.mark.requirement("LC-4", "LC-5")
-def test_superseded_and_archived_records_keep_their_history(kit: Kit, engine: Any) -> None:
+def test_superseded_and_archived_records_keep_their_history(
+    kit: Kit, engine: EngineSession
+) -> None:
     old = kit.create()
     successor = kit.supersede(old)
     kit.archive(old["id"], "old news")
@@ -332,7 +344,9 @@ def test_superseded_and_archived_records_keep_their_history(kit: Kit, engine: An
 
 
 @pytest.mark.requirement("OP-1")
-def test_unknown_proposal_kinds_are_rejected(kit: Kit, engine: Any, clock: Any) -> None:
+def test_unknown_proposal_kinds_are_rejected(
+    kit: Kit, engine: EngineSession, clock: KitClock
+) -> None:
     target = kit.create()
     for kind in ("delete", "redact", "update", "merge", "resolve", "CREATE", ""):
         expect_rejected(engine, "apply_proposal", "proposal", "OP-1",
@@ -342,7 +356,9 @@ def test_unknown_proposal_kinds_are_rejected(kit: Kit, engine: Any, clock: Any) 
 
 
 @pytest.mark.requirement("OP-2", "OP-3")
-def test_invalid_proposals_are_not_repaired(kit: Kit, engine: Any, clock: Any) -> None:
+def test_invalid_proposals_are_not_repaired(
+    kit: Kit, engine: EngineSession, clock: KitClock
+) -> None:
     old = kit.create()
     other = kit.create("standup starts at nine")
     unlinked = kit.new("the kettle moved")
@@ -380,13 +396,15 @@ def test_invalid_proposals_are_not_repaired(kit: Kit, engine: Any, clock: Any) -
 
 
 @pytest.mark.requirement("OP-6")
-def test_create_needs_a_new_record_born_active(kit: Kit, engine: Any, clock: Any) -> None:
+def test_create_needs_a_new_record_born_active(
+    kit: Kit, engine: EngineSession, clock: KitClock
+) -> None:
     stored = kit.create()
     now = clock.advance(seconds=1)
     expect_rejected(engine, "apply_proposal", "proposal", "OP-6",
                     "a create of an id already in the store",
                     proposal=build.proposal("create", stored), now=now)
-    not_born = {
+    not_born: dict[str, dict[str, Any]] = {
         "state superseded": {"state": "superseded", "superseded_by": fresh_id("s"),
                              "state_reason": "old"},
         "state archived": {"state": "archived", "state_reason": "old"},
@@ -404,7 +422,9 @@ def test_create_needs_a_new_record_born_active(kit: Kit, engine: Any, clock: Any
 
 
 @pytest.mark.requirement("OP-6")
-def test_rule_without_evidence_is_rejected(kit: Kit, engine: Any, clock: Any) -> None:
+def test_rule_without_evidence_is_rejected(
+    kit: Kit, engine: EngineSession, clock: KitClock
+) -> None:
     # RULE-1 itself is a format rule, judged by the record vectors; here it is the create
     # proposal's record that must be valid (OP-6), judged with lifecycle operations.
     expect_rejected(engine, "apply_proposal", "record", "OP-6",
@@ -416,8 +436,9 @@ def test_rule_without_evidence_is_rejected(kit: Kit, engine: Any, clock: Any) ->
 # -- rule flags (the pure refresh operation) ----------------------------------------------
 
 
-def _refresh(engine: Any, clock: Any, rule: dict[str, Any], evidence: list[dict[str, Any]],
-             missing: list[str]) -> dict[str, Any]:
+def _refresh(
+    engine: EngineSession, clock: KitClock, rule: dict[str, Any], evidence: list[dict[str, Any]],
+    missing: list[str]) -> dict[str, Any]:
     result = engine.call("lifecycle", operation="refresh_rule_flag",
                          records=[rule, *evidence], missing=missing, now=clock.advance(seconds=1))
     (refreshed,) = result["records"]
@@ -426,7 +447,9 @@ def _refresh(engine: Any, clock: Any, rule: dict[str, Any], evidence: list[dict[
 
 
 @pytest.mark.requirement("RULE-2", "RULE-6")
-def test_rule_flagged_when_no_evidence_is_live(kit: Kit, engine: Any, clock: Any) -> None:
+def test_rule_flagged_when_no_evidence_is_live(
+    kit: Kit, engine: EngineSession, clock: KitClock
+) -> None:
     e1, e2 = kit.create("standup ran long on monday"), kit.create("standup ran long on friday")
     kit.supersede(e1, "standup ran long on monday and tuesday", "more detail")
     kit.archive(e2["id"])
@@ -452,7 +475,9 @@ def test_rule_flagged_when_no_evidence_is_live(kit: Kit, engine: Any, clock: Any
 
 
 @pytest.mark.requirement("RULE-3")
-def test_rule_flag_cleared_when_evidence_is_live(kit: Kit, engine: Any, clock: Any) -> None:
+def test_rule_flag_cleared_when_evidence_is_live(
+    kit: Kit, engine: EngineSession, clock: KitClock
+) -> None:
     live = kit.create("standup ran long on monday")
     dead = kit.create("standup ran long on friday")
     kit.archive(dead["id"])
@@ -469,7 +494,7 @@ def test_rule_flag_cleared_when_evidence_is_live(kit: Kit, engine: Any, clock: A
 
 
 @pytest.mark.requirement("RULE-5")
-def test_partial_evidence_set_is_rejected(kit: Kit, engine: Any, clock: Any) -> None:
+def test_partial_evidence_set_is_rejected(kit: Kit, engine: EngineSession, clock: KitClock) -> None:
     e1, e2 = kit.create("standup ran long on monday"), kit.create("standup ran long on friday")
     rule = kit.new("standups run long", "rule", evidence=[e1["id"], e2["id"]])
     expect_rejected(engine, "lifecycle", "lifecycle", "RULE-5",
@@ -480,7 +505,7 @@ def test_partial_evidence_set_is_rejected(kit: Kit, engine: Any, clock: Any) -> 
 
 @pytest.mark.requirement("RULE-4")
 @pytest.mark.profile("lifecycle")
-def test_only_rules_are_flagged(kit: Kit, engine: Any, clock: Any) -> None:
+def test_only_rules_are_flagged(kit: Kit, engine: EngineSession, clock: KitClock) -> None:
     fact = kit.create("standup ran long on monday")
     expect_rejected(engine, "lifecycle", "lifecycle", "RULE-4",
                     "flag evaluation of a fact (only rules carry flags)",

@@ -14,10 +14,12 @@ import pytest
 
 from memspec import canonical_json, sign_record, verify_record
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._outcomes import check
+from memspec.conformance._session import EngineSession
 
 
-def _signed(clock: Any, keys: Any, body: str, kind: str = "fact",
+def _signed(clock: KitClock, keys: Any, body: str, kind: str = "fact",
             **fields: Any) -> dict[str, Any]:
     record = build.record(kind, body, created_at=clock.advance(seconds=1), **fields)
     return sign_record(record, keys.a)
@@ -32,7 +34,7 @@ def _unsigned(version: dict[str, Any], what: str) -> None:
 
 
 @pytest.mark.requirement("LC-6")
-def test_lifecycle_functions_return_unsigned_versions(engine: Any, clock: Any,
+def test_lifecycle_functions_return_unsigned_versions(engine: EngineSession, clock: KitClock,
                                                       keys: Any) -> None:
     old = _signed(clock, keys, "the printer is on floor two")
     successor = _signed(clock, keys, "the printer is on floor three", supersedes=old["id"])
@@ -62,8 +64,9 @@ def test_lifecycle_functions_return_unsigned_versions(engine: Any, clock: Any,
 
 
 @pytest.mark.requirement("LC-6")
-def test_stored_lifecycle_versions_of_signed_records_are_unsigned(engine: Any, clock: Any,
-                                                                  keys: Any) -> None:
+def test_stored_lifecycle_versions_of_signed_records_are_unsigned(
+    engine: EngineSession, clock: KitClock,
+    keys: Any) -> None:
     kept = _signed(clock, keys, "the spare key is under the blue pot")
     old = _signed(clock, keys, "the wifi is called attic")
     a = _signed(clock, keys, "standup is at nine")

@@ -18,7 +18,9 @@ import pytest
 from memspec import canonical_json
 from memspec._record import birth_digest
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import attempt, fresh_id, snapshot
+from memspec.conformance._session import EngineSession
 from memspec.data import tombstone as tombstone_shape
 
 STRICT = {"near_dup_threshold": "0.95", "promotion_threshold": 3}
@@ -27,7 +29,7 @@ STRICT = {"near_dup_threshold": "0.95", "promotion_threshold": 3}
 class Seeds:
     """Records with distinct birth times and provenances, put straight into the store."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
@@ -54,11 +56,11 @@ class Seeds:
 
 
 @pytest.fixture
-def seeds(engine: Any, clock: Any) -> Seeds:
+def seeds(engine: EngineSession, clock: KitClock) -> Seeds:
     return Seeds(engine, clock)
 
 
-def _written_since(before: dict[str, Any], engine: Any) -> list[dict[str, Any]]:
+def _written_since(before: dict[str, Any], engine: EngineSession) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for rid, versions in snapshot(engine).items():
         out += [json.loads(v) for v in versions[len(before.get(rid, ())):]]
@@ -85,8 +87,8 @@ def _seed_every_sub_pass(seeds: Seeds) -> None:
 
 
 @pytest.mark.requirement("CONS-15")
-def test_consolidation_stamps_every_write_with_its_now(seeds: Seeds, engine: Any,
-                                                       clock: Any) -> None:
+def test_consolidation_stamps_every_write_with_its_now(seeds: Seeds, engine: EngineSession,
+                                                       clock: KitClock) -> None:
     _seed_every_sub_pass(seeds)
     before = snapshot(engine)
     now = clock.advance(days=3, hours=5, ms=123)
@@ -104,8 +106,8 @@ def test_consolidation_stamps_every_write_with_its_now(seeds: Seeds, engine: Any
 
 
 @pytest.mark.requirement("DEC-1")
-def test_decay_stamps_every_archival_with_its_now(seeds: Seeds, engine: Any,
-                                                  clock: Any) -> None:
+def test_decay_stamps_every_archival_with_its_now(seeds: Seeds, engine: EngineSession,
+                                                  clock: KitClock) -> None:
     for i in range(3):
         seeds.put(f"the lobby plant number {i} was watered", confidence="0.1000")
     before = snapshot(engine)
@@ -125,7 +127,9 @@ def test_decay_stamps_every_archival_with_its_now(seeds: Seeds, engine: Any,
 
 
 @pytest.mark.requirement("CONS-11")
-def test_the_sweep_flags_superseded_rules_too(seeds: Seeds, engine: Any, clock: Any) -> None:
+def test_the_sweep_flags_superseded_rules_too(
+    seeds: Seeds, engine: EngineSession, clock: KitClock
+) -> None:
     dead = seeds.put("The old badge reader needed a reboot.")
     seeds.put_version(dead, state="archived", state_reason="reader replaced")
     live = seeds.put("The new badge reader is at the side door.")
@@ -161,8 +165,8 @@ def test_the_sweep_flags_superseded_rules_too(seeds: Seeds, engine: Any, clock: 
 
 
 @pytest.mark.requirement("CONS-13")
-def test_slot_values_are_compared_as_canonical_json(seeds: Seeds, engine: Any,
-                                                    clock: Any) -> None:
+def test_slot_values_are_compared_as_canonical_json(seeds: Seeds, engine: EngineSession,
+                                                    clock: KitClock) -> None:
     pairs = [
         (seeds.put("Failed uploads are retried.", slots={"retry": 1}),
          seeds.put("Upload failures get another attempt.", slots={"retry": True})),
@@ -197,7 +201,7 @@ def test_slot_values_are_compared_as_canonical_json(seeds: Seeds, engine: Any,
 
 @pytest.mark.requirement("CONS-5")
 def test_dedup_ties_fall_to_the_earliest_birth_then_the_smallest_id(
-        seeds: Seeds, engine: Any, clock: Any) -> None:
+        seeds: Seeds, engine: EngineSession, clock: KitClock) -> None:
     body, slots = "The lab door code changes monthly.", {"door": "lab"}
     late = seeds.new(body, slots=slots, confidence="0.8000")
     early_at = clock.at(-5)
@@ -233,7 +237,9 @@ def test_dedup_ties_fall_to_the_earliest_birth_then_the_smallest_id(
 
 
 @pytest.mark.requirement("RED-9")
-def test_the_tombstone_is_exactly_the_table(seeds: Seeds, engine: Any, clock: Any) -> None:
+def test_the_tombstone_is_exactly_the_table(
+    seeds: Seeds, engine: EngineSession, clock: KitClock
+) -> None:
     anchor = seeds.put("The incident channel is #ops-bridge.")
     secret = seeds.put("The root password is hunter2.", slots={"password": "hunter2"},
                        tags=["secret"], evidence=[anchor["id"]],
@@ -266,8 +272,8 @@ def test_the_tombstone_is_exactly_the_table(seeds: Seeds, engine: Any, clock: An
 
 
 @pytest.mark.requirement("DEC-8")
-def test_decay_refuses_a_configuration_out_of_range(seeds: Seeds, engine: Any,
-                                                    clock: Any) -> None:
+def test_decay_refuses_a_configuration_out_of_range(seeds: Seeds, engine: EngineSession,
+                                                    clock: KitClock) -> None:
     seeds.put("the meeting notes are in the shared drive", confidence="0.0100")
     good = {"half_life_days": 30, "reinforcement_bonus": 0.25, "archive_threshold": 0.05}
     bad: list[tuple[str, dict[str, Any]]] = [
@@ -294,8 +300,8 @@ def test_decay_refuses_a_configuration_out_of_range(seeds: Seeds, engine: Any,
 
 
 @pytest.mark.requirement("CONS-16")
-def test_consolidation_refuses_a_configuration_out_of_range(seeds: Seeds, engine: Any,
-                                                            clock: Any) -> None:
+def test_consolidation_refuses_a_configuration_out_of_range(seeds: Seeds, engine: EngineSession,
+                                                            clock: KitClock) -> None:
     seeds.put("The backup job runs at two.")
     seeds.put("The backup job runs at two.")
     bad: list[tuple[str, dict[str, Any]]] = [

@@ -9,8 +9,10 @@ import pytest
 
 from memspec import canonical_json
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import expect_rejected, fresh_id, snapshot
 from memspec.conformance._outcomes import RequirementFailed
+from memspec.conformance._session import EngineSession
 
 BIG = 100_000
 _ALLOWED_REASONS = {"query-match", "transition-partner", "predecessor"}
@@ -19,7 +21,7 @@ _ALLOWED_REASONS = {"query-match", "transition-partner", "predecessor"}
 class Recall:
     """Records in the store and recall over them."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def new(self, body: str, *, at: str | None = None, **fields: Any) -> dict[str, Any]:
@@ -60,7 +62,7 @@ class Recall:
 
 
 @pytest.fixture
-def mem(engine: Any, clock: Any) -> Recall:
+def mem(engine: EngineSession, clock: KitClock) -> Recall:
     return Recall(engine, clock)
 
 
@@ -69,7 +71,7 @@ def _ids(result: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.requirement("RCL-1")
-def test_score_is_a_product_of_independent_factors(mem: Recall, clock: Any) -> None:
+def test_score_is_a_product_of_independent_factors(mem: Recall, clock: KitClock) -> None:
     old_time = clock.now()
     now = clock.advance(days=60)
     body = "the office wifi password rotates monthly"
@@ -100,7 +102,7 @@ def test_score_is_a_product_of_independent_factors(mem: Recall, clock: Any) -> N
 
 
 @pytest.mark.requirement("RCL-2")
-def test_active_outranks_transitional_and_superseded(mem: Recall, clock: Any) -> None:
+def test_active_outranks_transitional_and_superseded(mem: Recall, clock: KitClock) -> None:
     now = clock.now()
     body = "the build server restarts at midnight"
     active = mem.put(body)
@@ -132,7 +134,7 @@ def test_active_outranks_transitional_and_superseded(mem: Recall, clock: Any) ->
 
 
 @pytest.mark.requirement("RCL-3")
-def test_age_discounts_but_never_erases(mem: Recall, clock: Any) -> None:
+def test_age_discounts_but_never_erases(mem: Recall, clock: KitClock) -> None:
     ancient = mem.put("the lighthouse keeper feeds the cat", at=clock.at(0))
     later = clock.at(36_500)
     fresh = mem.put("the lighthouse keeper feeds the cat", at=later)
@@ -145,8 +147,8 @@ def test_age_discounts_but_never_erases(mem: Recall, clock: Any) -> None:
 
 
 @pytest.mark.requirement("RCL-4", "RCL-13")
-def test_reinforcement_never_lowers_a_score_or_writes(mem: Recall, engine: Any,
-                                                      clock: Any) -> None:
+def test_reinforcement_never_lowers_a_score_or_writes(mem: Recall, engine: EngineSession,
+                                                      clock: KitClock) -> None:
     touched = mem.put("the spare key is under the blue pot")
     twin = mem.put("the spare key is under the blue pot")
     before = snapshot(engine)
@@ -260,7 +262,7 @@ def test_archived_records_only_on_request(mem: Recall) -> None:
 
 
 @pytest.mark.requirement("RCL-9")
-def test_budget_selects_whole_records(mem: Recall, engine: Any) -> None:
+def test_budget_selects_whole_records(mem: Recall, engine: EngineSession) -> None:
     big = mem.put("quokka " * 60 + "the quokka enclosure opens at ten")
     small = mem.put("a quokka")
     stored = {r["id"]: canonical_json(r) for r in (big, small)}
@@ -283,7 +285,9 @@ def test_budget_selects_whole_records(mem: Recall, engine: Any) -> None:
 
 
 @pytest.mark.requirement("RCL-10")
-def test_ranking_is_deterministic_with_ties(mem: Recall, engine: Any, clock: Any) -> None:
+def test_ranking_is_deterministic_with_ties(
+    mem: Recall, engine: EngineSession, clock: KitClock
+) -> None:
     now = clock.now()
     twins = [mem.new("the night bus leaves at one") for _ in range(4)]
     others = [mem.new("the night bus is route nine"), mem.new("buses stop at midnight")]
@@ -354,7 +358,7 @@ def test_total_tokens_never_exceed_the_budget(mem: Recall) -> None:
 
 
 @pytest.mark.requirement("RCL-13")
-def test_recall_writes_nothing(mem: Recall, engine: Any) -> None:
+def test_recall_writes_nothing(mem: Recall, engine: EngineSession) -> None:
     old = mem.put("the wiki password is in the vault")
     mem.supersede(old, "the wiki uses single sign-on now")
     side = mem.put("the vault is in the basement")

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import fresh_id
+from memspec.conformance._session import EngineSession
 
 BIG = 100_000
 
@@ -22,7 +24,7 @@ BIG = 100_000
 class States:
     """Records in every lifecycle situation recall has to handle."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def put(self, body: str, **fields: Any) -> dict[str, Any]:
@@ -55,7 +57,7 @@ class States:
 
 
 @pytest.fixture
-def states(engine: Any, clock: Any) -> States:
+def states(engine: EngineSession, clock: KitClock) -> States:
     return States(engine, clock)
 
 

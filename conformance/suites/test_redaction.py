@@ -13,6 +13,7 @@ from memspec import (
     sign_record,
 )
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import (
     attempt,
     describe_change,
@@ -21,6 +22,7 @@ from memspec.conformance._machines import (
     snapshot,
 )
 from memspec.conformance._outcomes import RequirementFailed
+from memspec.conformance._session import EngineSession
 from memspec.data import tombstone as tombstone_shape
 
 SECRET = "the door code is 4711 and the alarm PIN is zebraquokka"
@@ -29,7 +31,7 @@ SECRET = "the door code is 4711 and the alarm PIN is zebraquokka"
 class Redact:
     """A record with several versions and links, and the redact operation."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
@@ -63,12 +65,12 @@ class Redact:
 
 
 @pytest.fixture
-def red(engine: Any, clock: Any) -> Redact:
+def red(engine: EngineSession, clock: KitClock) -> Redact:
     return Redact(engine, clock)
 
 
 @pytest.mark.requirement("RED-1")
-def test_every_version_becomes_the_tombstone(red: Redact, engine: Any, keys: Any) -> None:
+def test_every_version_becomes_the_tombstone(red: Redact, engine: EngineSession, keys: Any) -> None:
     born, versions = red.seed(keys)
     bystander_before = snapshot(engine)
     tombstone = red.redact(born["id"])
@@ -108,7 +110,7 @@ def test_tombstone_keeps_identity_and_links(red: Redact, keys: Any) -> None:
 
 @pytest.mark.requirement("RED-3", "RED-4", "RED-5")
 @pytest.mark.profile("redaction")
-def test_tombstone_destroys_content_and_explains_the_id(red: Redact, engine: Any,
+def test_tombstone_destroys_content_and_explains_the_id(red: Redact, engine: EngineSession,
                                                         keys: Any) -> None:
     born, _ = red.seed(keys)
     reason = "personal data remembered by mistake"
@@ -145,7 +147,7 @@ def test_tombstone_destroys_content_and_explains_the_id(red: Redact, engine: Any
 
 @pytest.mark.requirement("RED-4")
 @pytest.mark.profile("redaction")
-def test_redaction_needs_a_reason(red: Redact, engine: Any, keys: Any) -> None:
+def test_redaction_needs_a_reason(red: Redact, engine: EngineSession, keys: Any) -> None:
     born, _ = red.seed(keys)
     for reason in ("", "   "):
         expect_rejected(engine, "redact", "record", "RED-4",
@@ -157,7 +159,7 @@ def test_redaction_needs_a_reason(red: Redact, engine: Any, keys: Any) -> None:
 
 
 @pytest.mark.requirement("RED-6")
-def test_the_store_port_cannot_redact(red: Redact, engine: Any, keys: Any) -> None:
+def test_the_store_port_cannot_redact(red: Redact, engine: EngineSession, keys: Any) -> None:
     born, versions = red.seed(keys)
     fake = {**versions[-1], "body": REDACTED_BODY, "slots": {}, "tags": [], "state": "archived",
             "provenance": {"kind": "redaction", "ref": None, "agent": None},
@@ -179,7 +181,7 @@ def test_the_store_port_cannot_redact(red: Redact, engine: Any, keys: Any) -> No
 
 
 @pytest.mark.requirement("RED-6")
-def test_no_proposal_reaches_redaction(red: Redact, engine: Any, keys: Any) -> None:
+def test_no_proposal_reaches_redaction(red: Redact, engine: EngineSession, keys: Any) -> None:
     born, versions = red.seed(keys)
     tomb_like = {**versions[0], "body": REDACTED_BODY, "redacted": True,
                  "redaction_reason": "by proposal", "birth_digest": birth_digest(born)}
@@ -199,7 +201,9 @@ def test_no_proposal_reaches_redaction(red: Redact, engine: Any, keys: Any) -> N
 
 @pytest.mark.requirement("RED-7")
 @pytest.mark.profile("search")
-def test_redacted_content_leaves_the_search_index(red: Redact, engine: Any, keys: Any) -> None:
+def test_redacted_content_leaves_the_search_index(
+    red: Redact, engine: EngineSession, keys: Any
+) -> None:
     born, _ = red.seed(keys)
     found = [c["id"] for c in engine.call("search", query="zebraquokka", k=10)["candidates"]]
     assert born["id"] in found, "RED-7: the secret was not findable before redaction (setup)"
@@ -214,7 +218,7 @@ def test_redacted_content_leaves_the_search_index(red: Redact, engine: Any, keys
 
 
 @pytest.mark.requirement("RED-8")
-def test_rule_with_redacted_evidence_is_flagged(red: Redact, engine: Any) -> None:
+def test_rule_with_redacted_evidence_is_flagged(red: Redact, engine: EngineSession) -> None:
     evidence = red.new("the visitor badge number is 5521")
     rule = red.new("visitors always get a numbered badge", "rule", evidence=[evidence["id"]])
     engine.call("put", record=evidence)
@@ -230,7 +234,7 @@ def test_rule_with_redacted_evidence_is_flagged(red: Redact, engine: Any) -> Non
 
 @pytest.mark.requirement("LC-3")
 @pytest.mark.profile("redaction")
-def test_a_tombstone_is_archived_with_the_redaction_reason(red: Redact, engine: Any,
+def test_a_tombstone_is_archived_with_the_redaction_reason(red: Redact, engine: EngineSession,
                                                             keys: Any) -> None:
     """A tombstone is an archived record, so it carries a reason: the redaction's."""
     born, _ = red.seed(keys)

@@ -10,7 +10,9 @@ import pytest
 
 from memspec import MemspecError
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import snapshot
+from memspec.conformance._session import EngineSession
 
 _NOISE = (
     "the kettle is in the left cupboard",
@@ -23,7 +25,7 @@ _NOISE = (
 class Corpus:
     """Puts records into the store (every write keeps the index current)."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def put(self, body: str, **fields: Any) -> dict[str, Any]:
@@ -40,7 +42,7 @@ class Corpus:
 
 
 @pytest.fixture
-def corpus(engine: Any, clock: Any) -> Corpus:
+def corpus(engine: EngineSession, clock: KitClock) -> Corpus:
     return Corpus(engine, clock)
 
 
@@ -101,7 +103,9 @@ def test_matches_rank_above_non_matches_ties_by_id(corpus: Corpus) -> None:
 
 
 @pytest.mark.requirement("SRCH-5")
-def test_same_contents_same_candidates(corpus: Corpus, engine: Any, clock: Any) -> None:
+def test_same_contents_same_candidates(
+    corpus: Corpus, engine: EngineSession, clock: KitClock
+) -> None:
     records = [build.record("fact", body, created_at=clock.now(),
                             provenance={"kind": "observation", "ref": f"det-{i}", "agent": None})
                for i, body in enumerate([*_NOISE, "the kettle whistles", "kettle kettle",
@@ -123,7 +127,7 @@ def test_same_contents_same_candidates(corpus: Corpus, engine: Any, clock: Any) 
 
 
 @pytest.mark.requirement("SRCH-2")
-def test_default_embedder_is_deterministic_and_normalized(engine: Any) -> None:
+def test_default_embedder_is_deterministic_and_normalized(engine: EngineSession) -> None:
     texts = ("the kettle is in the left cupboard", "Kettle", "ünïcödé 🦉 text", "a b c d e f",
              "x" * 2000)
     sizes = set()
@@ -158,7 +162,7 @@ _INJECTIONS = (
 
 
 @pytest.mark.requirement("SRCH-3")
-def test_query_syntax_is_only_text(corpus: Corpus, engine: Any) -> None:
+def test_query_syntax_is_only_text(corpus: Corpus, engine: EngineSession) -> None:
     for body in _NOISE:
         corpus.put(body)
     zebra = corpus.put("zebra")
@@ -189,7 +193,7 @@ def test_query_syntax_is_only_text(corpus: Corpus, engine: Any) -> None:
 
 
 @pytest.mark.requirement("SRCH-2")
-def test_no_text_with_tokens_embeds_to_the_zero_vector(engine: Any) -> None:
+def test_no_text_with_tokens_embeds_to_the_zero_vector(engine: EngineSession) -> None:
     # Two-token texts are where a signed hashing embedder can cancel out; the first pairs
     # are ones that cancel in the informative reference scheme, the sweep is for any other.
     texts = ["w8 w40", "w9 w42", "w5 w53", "w70 w72", "w17 w91"]

@@ -23,14 +23,16 @@ from memspec import (
 )
 from memspec import strategies as ms
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import expect_rejected, kit_settings
 from memspec.conformance._outcomes import RequirementFailed, blame
+from memspec.conformance._session import EngineSession
 
 KEYS = build.fixed_keys()
 _SIGNERS = st.sampled_from([KEYS.a, KEYS.b, KEYS.c])
 
 
-def _sign(engine: Any, record: dict[str, Any], key: SigningKey) -> dict[str, Any]:
+def _sign(engine: EngineSession, record: dict[str, Any], key: SigningKey) -> dict[str, Any]:
     signed: dict[str, Any] = engine.call("sign_record", record=record,
                                          seed_hex=key.seed.hex())["record"]
     return signed
@@ -39,7 +41,7 @@ def _sign(engine: Any, record: dict[str, Any], key: SigningKey) -> dict[str, Any
 @pytest.mark.requirement("SIG-7", "REC-2")
 @kit_settings()
 @given(record=ms.records(signed=False), key=_SIGNERS)
-def test_engine_signatures_verify_independently(engine: Any, record: dict[str, Any],
+def test_engine_signatures_verify_independently(engine: EngineSession, record: dict[str, Any],
                                                 key: SigningKey) -> None:
     with blame("SIG-7"):  # an engine that refuses to sign a valid record breaks SIG-7
         signed = _sign(engine, record, key)
@@ -69,8 +71,9 @@ def test_engine_signatures_verify_independently(engine: Any, record: dict[str, A
 @pytest.mark.requirement("SIG-8", "SIG-5")
 @kit_settings()
 @given(record=ms.records(signed=False), key=_SIGNERS)
-def test_engine_verifies_and_rejects_generated_records(engine: Any, record: dict[str, Any],
-                                                       key: SigningKey) -> None:
+def test_engine_verifies_and_rejects_generated_records(
+    engine: EngineSession, record: dict[str, Any],
+    key: SigningKey) -> None:
     signed = sign_record(record, key)
     with blame("SIG-8"):  # a valid signature must verify
         result = engine.call("verify_record", record=signed)
@@ -87,7 +90,9 @@ def test_engine_verifies_and_rejects_generated_records(engine: Any, record: dict
 
 
 @pytest.mark.requirement("SIG-7")
-def test_signatures_cannot_be_re_attributed(engine: Any, clock: Any, keys: Any) -> None:
+def test_signatures_cannot_be_re_attributed(
+    engine: EngineSession, clock: KitClock, keys: Any
+) -> None:
     record = build.record(created_at=clock.now())
     signed = sign_record(record, keys.a)
     for other in (keys.b, keys.c):
@@ -103,7 +108,7 @@ def test_signatures_cannot_be_re_attributed(engine: Any, clock: Any, keys: Any) 
 
 
 @pytest.mark.requirement("SIG-4")
-def test_signatures_bind_their_context(engine: Any, clock: Any, keys: Any) -> None:
+def test_signatures_bind_their_context(engine: EngineSession, clock: KitClock, keys: Any) -> None:
     record = build.record(created_at=clock.now(), tags=["context"])
     payload = signed_payload(record, keys.a.address)
     for context in (CONTEXT_MEMORY_FILE, CONTEXT_REPORT):
@@ -120,7 +125,7 @@ def test_signatures_bind_their_context(engine: Any, clock: Any, keys: Any) -> No
 
 
 @pytest.mark.requirement("SIG-2")
-def test_unknown_contexts_are_rejected(engine: Any) -> None:
+def test_unknown_contexts_are_rejected(engine: EngineSession) -> None:
     for context in ("Record", "memory_file", "identity", "record/", "", "records"):
         expect_rejected(engine, "signing_input", "signature", "SIG-2",
                         f"signing_input under the unknown context {context!r}",
@@ -133,7 +138,9 @@ def test_unknown_contexts_are_rejected(engine: Any) -> None:
 
 
 @pytest.mark.requirement("SIG-6")
-def test_signer_and_signature_go_together(engine: Any, clock: Any, keys: Any) -> None:
+def test_signer_and_signature_go_together(
+    engine: EngineSession, clock: KitClock, keys: Any
+) -> None:
     record = build.record(created_at=clock.now())
     signed = sign_record(record, keys.a)
     for what, broken in (("signed_by without a signature", {**record, "signed_by": keys.a.address}),
@@ -148,7 +155,7 @@ def test_signer_and_signature_go_together(engine: Any, clock: Any, keys: Any) ->
        change=st.sampled_from([{"state": "archived", "state_reason": "retired"},
                                {"tags": ["evolved"]}, {"confidence": "0.1234"},
                                {"flagged": False, "flag_reason": None}]))
-def test_evolution_clears_the_signature(engine: Any, record: dict[str, Any],
+def test_evolution_clears_the_signature(engine: EngineSession, record: dict[str, Any],
                                         change: dict[str, Any]) -> None:
     now = max(record["updated_at"], "2026-06-01T00:00:00.000Z")
     evolved = engine.call("evolve_record", record=record, changes=change, now=now)["record"]
@@ -163,7 +170,9 @@ def test_evolution_clears_the_signature(engine: Any, record: dict[str, Any],
 
 
 @pytest.mark.requirement("SIG-10")
-def test_an_evolved_version_may_be_re_signed(engine: Any, clock: Any, keys: Any) -> None:
+def test_an_evolved_version_may_be_re_signed(
+    engine: EngineSession, clock: KitClock, keys: Any
+) -> None:
     signed = sign_record(build.record(created_at=clock.now()), keys.a)
     evolved = build.evolve(signed, clock.advance(seconds=1), tags=["second"])
     resigned = _sign(engine, evolved, keys.b)
@@ -175,7 +184,7 @@ def test_an_evolved_version_may_be_re_signed(engine: Any, clock: Any, keys: Any)
 @pytest.mark.requirement("FILE-3")
 @kit_settings()
 @given(memory_file=ms.memory_files(signed=False), key=_SIGNERS)
-def test_file_signatures_round_trip(engine: Any, memory_file: dict[str, Any],
+def test_file_signatures_round_trip(engine: EngineSession, memory_file: dict[str, Any],
                                     key: SigningKey) -> None:
     signed = engine.call("sign_file", file=memory_file, seed_hex=key.seed.hex())["file"]
     assert signed["agent"] == key.address, (

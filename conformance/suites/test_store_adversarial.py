@@ -15,14 +15,16 @@ import pytest
 
 from memspec import canonical_json
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import attempt, snapshot
+from memspec.conformance._session import EngineSession
 
 #: How many versions a long history gets: past 9, so that names compared as text
 #: (1, 10, 11, 12, 2, ...) and numbers compared as numbers disagree.
 LONG = 12
 
 
-def _scattered(engine: Any, clock: Any, count: int = 8) -> list[dict[str, Any]]:
+def _scattered(engine: EngineSession, clock: KitClock, count: int = 8) -> list[dict[str, Any]]:
     """``count`` records born one day apart, put newest first, whose id order is
     neither their birth order, nor its reverse, nor the order they were put in."""
     born = [build.record("fact", f"scattered note {i}", created_at=clock.at(i),
@@ -39,7 +41,7 @@ def _scattered(engine: Any, clock: Any, count: int = 8) -> list[dict[str, Any]]:
 
 
 @pytest.mark.requirement("STORE-5")
-def test_iterate_orders_by_id_not_by_birth(engine: Any, clock: Any) -> None:
+def test_iterate_orders_by_id_not_by_birth(engine: EngineSession, clock: KitClock) -> None:
     born = _scattered(engine, clock)
     ids = [r["id"] for r in engine.call("iterate")["records"]]
     assert ids == sorted(r["id"] for r in born), (
@@ -50,7 +52,7 @@ def test_iterate_orders_by_id_not_by_birth(engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("STORE-5")
-def test_list_orders_by_id_not_by_birth(engine: Any, clock: Any) -> None:
+def test_list_orders_by_id_not_by_birth(engine: EngineSession, clock: KitClock) -> None:
     born = _scattered(engine, clock)
     for filters in ({}, {"type": "fact"}, {"state": "active"}):
         ids = [r["id"] for r in engine.call("list", **filters)["records"]]
@@ -61,7 +63,7 @@ def test_list_orders_by_id_not_by_birth(engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("STORE-2")
-def test_long_history_keeps_numeric_version_order(engine: Any, clock: Any) -> None:
+def test_long_history_keeps_numeric_version_order(engine: EngineSession, clock: KitClock) -> None:
     base = build.record("fact", "the thermostat is set to 19", created_at=clock.now())
     versions = [base]
     for i in range(1, LONG):
@@ -79,7 +81,9 @@ def test_long_history_keeps_numeric_version_order(engine: Any, clock: Any) -> No
 
 
 @pytest.mark.requirement("STORE-1")
-def test_versions_sharing_an_updated_at_are_both_kept(engine: Any, clock: Any) -> None:
+def test_versions_sharing_an_updated_at_are_both_kept(
+    engine: EngineSession, clock: KitClock
+) -> None:
     base = build.record("fact", "the parcel is at the front desk", created_at=clock.now())
     same = clock.advance(seconds=1)
     second = build.evolve(base, same, tags=["parcel"])
@@ -94,7 +98,7 @@ def test_versions_sharing_an_updated_at_are_both_kept(engine: Any, clock: Any) -
 
 
 @pytest.mark.requirement("STORE-10")
-def test_ids_are_not_case_folded(engine: Any, clock: Any) -> None:
+def test_ids_are_not_case_folded(engine: EngineSession, clock: KitClock) -> None:
     record = build.record("fact", "the router password is on the fridge",
                           created_at=clock.now())
     engine.call("put", record=record)
@@ -115,7 +119,7 @@ def test_ids_are_not_case_folded(engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("STORE-5")
-def test_tag_filter_matches_whole_tags_only(engine: Any, clock: Any) -> None:
+def test_tag_filter_matches_whole_tags_only(engine: EngineSession, clock: KitClock) -> None:
     tagged = {
         "ops": ["ops"],
         "devops": ["devops"],
@@ -142,7 +146,7 @@ def test_tag_filter_matches_whole_tags_only(engine: Any, clock: Any) -> None:
 
 
 @pytest.mark.requirement("STORE-5")
-def test_every_filter_applies_in_every_combination(engine: Any, clock: Any) -> None:
+def test_every_filter_applies_in_every_combination(engine: EngineSession, clock: KitClock) -> None:
     def put(kind: str, body: str, state: str, tags: list[str], day: int) -> str:
         record = build.record(kind, body, created_at=clock.at(day), tags=tags)
         engine.call("put", record=record)
@@ -185,7 +189,9 @@ def test_every_filter_applies_in_every_combination(engine: Any, clock: Any) -> N
 
 
 @pytest.mark.requirement("STORE-11")
-def test_put_refuses_a_version_with_another_occurred_at(engine: Any, clock: Any) -> None:
+def test_put_refuses_a_version_with_another_occurred_at(
+    engine: EngineSession, clock: KitClock
+) -> None:
     born = clock.now()
     episode = build.record("episode", "the fire alarm went off during standup",
                            created_at=born, occurred_at=clock.at(-1))
@@ -212,7 +218,7 @@ def test_put_refuses_a_version_with_another_occurred_at(engine: Any, clock: Any)
 
 
 @pytest.mark.requirement("FILE-8")
-def test_export_orders_by_id_not_by_birth(engine: Any, clock: Any) -> None:
+def test_export_orders_by_id_not_by_birth(engine: EngineSession, clock: KitClock) -> None:
     born = _scattered(engine, clock)
     exported = engine.call("export", now=clock.at(30))["file"]
     ids = [r["id"] for r in exported["records"]]

@@ -8,13 +8,15 @@ import pytest
 
 from memspec import canonical_json, sign_record
 from memspec.conformance import _builders as build
+from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import attempt, describe_change, fresh_id, snapshot
+from memspec.conformance._session import EngineSession
 
 
 class Writer:
     """Builds extractor output and runs ingest."""
 
-    def __init__(self, engine: Any, clock: Any) -> None:
+    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
         self.engine, self.clock, self.serial = engine, clock, 0
 
     def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
@@ -33,7 +35,7 @@ class Writer:
 
 
 @pytest.fixture
-def writer(engine: Any, clock: Any) -> Writer:
+def writer(engine: EngineSession, clock: KitClock) -> Writer:
     return Writer(engine, clock)
 
 
@@ -42,7 +44,7 @@ def _rejected_indexes(report: dict[str, Any]) -> dict[int, dict[str, Any]]:
 
 
 @pytest.mark.requirement("WR-1")
-def test_only_create_proposals_are_admitted(writer: Writer, engine: Any) -> None:
+def test_only_create_proposals_are_admitted(writer: Writer, engine: EngineSession) -> None:
     a = writer.new("the staging database is Postgres")
     b = writer.new("the staging database is MySQL")
     writer.ingest(writer.creates(a, b))
@@ -70,7 +72,7 @@ def test_only_create_proposals_are_admitted(writer: Writer, engine: Any) -> None
 
 
 @pytest.mark.requirement("WR-2")
-def test_extractors_never_create_rules(writer: Writer, engine: Any) -> None:
+def test_extractors_never_create_rules(writer: Writer, engine: EngineSession) -> None:
     episode = writer.new("we shipped on friday", "episode", occurred_at=writer.clock.now())
     writer.ingest(writer.creates(episode))
     rule = writer.new("we always ship on fridays", "rule", evidence=[episode["id"]])
@@ -94,13 +96,15 @@ def test_extractors_never_create_rules(writer: Writer, engine: Any) -> None:
     )
 
 
-def _get(engine: Any, rid: str) -> tuple[dict[str, Any] | None, str | None]:
+def _get(engine: EngineSession, rid: str) -> tuple[dict[str, Any] | None, str | None]:
     result, error = attempt(engine, "get", id=rid)
     return (None, error.code) if error is not None else (result, None)
 
 
 @pytest.mark.requirement("WR-3")
-def test_extracted_records_are_born_active_and_unlinked(writer: Writer, engine: Any) -> None:
+def test_extracted_records_are_born_active_and_unlinked(
+    writer: Writer, engine: EngineSession
+) -> None:
     anchor = writer.new("the boiler was serviced in march")
     other = writer.new("the boiler is in the basement")
     writer.ingest(writer.creates(anchor, other))
@@ -144,7 +148,7 @@ def test_extracted_records_are_born_active_and_unlinked(writer: Writer, engine: 
 
 
 @pytest.mark.requirement("WR-4")
-def test_known_ids_are_reinforced_not_rewritten(writer: Writer, engine: Any) -> None:
+def test_known_ids_are_reinforced_not_rewritten(writer: Writer, engine: EngineSession) -> None:
     record = writer.new("the cat is called Miso", tags=["pets"])
     writer.ingest(writer.creates(record))
     before = snapshot(engine)
@@ -163,7 +167,7 @@ def test_known_ids_are_reinforced_not_rewritten(writer: Writer, engine: Any) -> 
 
 @pytest.mark.requirement("WR-5")
 def test_report_names_every_proposal_and_rejection_is_total(writer: Writer,
-                                                            engine: Any) -> None:
+                                                            engine: EngineSession) -> None:
     known = writer.new("the plant needs water on sundays")
     writer.ingest(writer.creates(known))
     fresh = writer.new("the plant is a monstera")
@@ -213,7 +217,7 @@ def test_report_names_every_proposal_and_rejection_is_total(writer: Writer,
 
 
 @pytest.mark.requirement("WR-4")
-def test_a_record_proposed_twice_in_one_call(writer: Writer, engine: Any) -> None:
+def test_a_record_proposed_twice_in_one_call(writer: Writer, engine: EngineSession) -> None:
     record = writer.new("the spare charger is in the top drawer")
     report = writer.ingest(writer.creates(record, record))
     assert report["accepted"] == [record["id"]] and report["deduped"] == [record["id"]], (
@@ -227,8 +231,8 @@ def test_a_record_proposed_twice_in_one_call(writer: Writer, engine: Any) -> Non
 
 @pytest.mark.requirement("WR-4")
 @pytest.mark.profile("decay")
-def test_deduplication_reinforces_the_stored_record(writer: Writer, engine: Any,
-                                                    clock: Any) -> None:
+def test_deduplication_reinforces_the_stored_record(writer: Writer, engine: EngineSession,
+                                                    clock: KitClock) -> None:
     again = writer.new("the team lunch is on thursdays", confidence="0.5000")
     once = writer.new("the team lunch is on thursdays", confidence="0.5000")
     writer.ingest(writer.creates(again, once))
@@ -241,8 +245,9 @@ def test_deduplication_reinforces_the_stored_record(writer: Writer, engine: Any,
 
 
 @pytest.mark.requirement("WR-3")
-def test_extracted_records_have_the_newborn_shape(writer: Writer, engine: Any, clock: Any,
-                                                  keys: Any) -> None:
+def test_extracted_records_have_the_newborn_shape(
+    writer: Writer, engine: EngineSession, clock: KitClock,
+    keys: Any) -> None:
     aged = writer.new("the boiler was bled in october")
     aged = {**aged, "updated_at": clock.advance(seconds=1)}
     signed = sign_record(writer.new("the boiler manual is in the drawer"), keys.a)
