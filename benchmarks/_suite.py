@@ -56,6 +56,12 @@ def engine_command() -> str:
     return f"{shlex.quote(sys.executable)} -m memspec.reference"
 
 
+def _shown(command: str) -> str:
+    """``command`` as results.json records it: the program's file name, not this machine's path."""
+    parts = shlex.split(command)
+    return shlex.join([Path(parts[0]).name, *parts[1:]])
+
+
 #: Runs one command and reports its children's resource usage as JSON on stdout. It runs in
 #: a small, fresh interpreter because Linux carries a process's peak RSS across fork and
 #: exec: measured from this (large) benchmark process, a child would inherit its peak.
@@ -134,7 +140,8 @@ def bench_suite(sizes: Sizes, cache: dict[str, Any]) -> Result:
             Figure("CPU time, process kit run (pytest + engine)",
                    statistics.median(r.cpu for r in process), "s"),
         ],
-        notes=f"targets: {' '.join(sizes.suite_targets)}; engine command: {engine_command()}; "
+        notes=f"targets: {' '.join(sizes.suite_targets)}; "
+              f"engine command: {_shown(engine_command())}; "
               f"kit outcome in-process: {inproc[-1].summary or inproc[-1].exit_code}; "
               f"process: {process[-1].summary or process[-1].exit_code} (timing does not "
               "depend on the outcome)",
