@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, getcontext
 
@@ -327,27 +327,35 @@ def cross_join(left: Mapping[str, frozenset[str]], right: Mapping[str, frozenset
     indexed, probed = (left, right) if len(left) <= len(right) else (right, left)
     if not purged:
         return Join(frozenset(_pair_join(indexed, probed, frequency, low)), cut, purged)
-    postings: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    postings: dict[str, list[str]] = defaultdict(list)
     for key, tokens in indexed.items():
         if tokens:
             for token in prefix(key, tokens):
-                postings[token].append((len(tokens), key))
+                postings[token].append(key)
     pairs: set[tuple[str, str]] = set()
+    for key, tokens in probed.items():
+        if tokens:
+            found = {other for token in prefix(key, tokens) for other in postings.get(token, ())}
+            pairs.update(_verified(key, tokens, found, indexed, low))
+    return Join(frozenset(pairs), cut, purged)
+
+
+def _verified(key: str, tokens: frozenset[str], found: Iterable[str],
+              indexed: Mapping[str, frozenset[str]], low: Decimal) -> Iterator[tuple[str, str]]:
+    """The pairs of ``key`` with the candidates ``found`` that pass the size filter and a
+    float Jaccard check, each as an ordered pair."""
+    size = len(tokens)
+    least, most = low * size, size / low
     # Why: a float Jaccard with this slack never drops a pair whose exact similarity
     # reaches the threshold (sets are small, so the float is off by far less).
     floor = float(low) - 1e-9
-    for key, tokens in probed.items():
-        if not tokens:
+    for other in found:
+        other_tokens = indexed[other]
+        if not least <= len(other_tokens) <= most:
             continue
-        size = len(tokens)
-        least, most = low * size, size / low
-        found = {other for token in prefix(key, tokens) for other_size, other in
-                 postings.get(token, ()) if least <= other_size <= most}
-        for other in found:
-            shared = len(tokens & indexed[other])
-            if shared / (size + len(indexed[other]) - shared) >= floor:
-                pairs.add((other, key) if other < key else (key, other))
-    return Join(frozenset(pairs), cut, purged)
+        shared = len(tokens & other_tokens)
+        if shared / (size + len(other_tokens) - shared) >= floor:
+            yield (other, key) if other < key else (key, other)
 
 
 def _pair_join(indexed: Mapping[str, frozenset[str]], probed: Mapping[str, frozenset[str]],
@@ -387,7 +395,6 @@ def _pair_join(indexed: Mapping[str, frozenset[str]], probed: Mapping[str, froze
             for token in line:
                 by_token[token].append(key)
     pairs: set[tuple[str, str]] = set()
-    floor = float(low) - 1e-9
     for key, tokens in probed.items():
         if not tokens:
             continue
@@ -395,13 +402,5 @@ def _pair_join(indexed: Mapping[str, frozenset[str]], probed: Mapping[str, froze
         found = {other for signature in signatures(line) for other in by_pair.get(signature, ())}
         if small(tokens):
             found.update(other for token in line for other in by_token.get(token, ()))
-        size = len(tokens)
-        least, most = low * size, size / low
-        for other in found:
-            other_tokens = indexed[other]
-            if not least <= len(other_tokens) <= most:
-                continue
-            shared = len(tokens & other_tokens)
-            if shared / (size + len(other_tokens) - shared) >= floor:
-                pairs.add((other, key) if other < key else (key, other))
+        pairs.update(_verified(key, tokens, found, indexed, low))
     return pairs
