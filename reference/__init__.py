@@ -10,9 +10,11 @@ Underneath, every module is a stage of the pipeline and importable on its own:
   Embedder, Operator) and ``stores`` (memory, file, SQLite);
 - ``text``, ``search`` and ``retrieval`` (the read stage);
 - ``pipeline`` (write stage, consolidation and its operators, decay);
-- ``memory`` (the porcelain) and ``engine`` (the kit adapter).
+- ``memory`` (the porcelain) and ``engine`` (the kit adapter);
+- ``mcp_tools`` and ``mcp_server``: ``memspec-mcp``, the porcelain served over MCP.
 
-Everything a module lists in ``__all__`` is re-exported here.
+Everything a module lists in ``__all__`` is re-exported here, except the MCP server's
+(a program of its own, whose SDK is an optional extra).
 """
 
 from __future__ import annotations

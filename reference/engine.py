@@ -52,7 +52,7 @@ from memspec.data import operations
 from memspec.engine import profiles
 from memspec.reference import extensions, lifecycle
 from memspec.reference._arguments import check_arguments
-from memspec.reference.memory import export_file, load_file
+from memspec.reference._files import export_file, load_file
 from memspec.reference.pipeline.consolidation import (
     ConsolidationConfig,
     consolidate,

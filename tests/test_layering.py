@@ -23,12 +23,11 @@ PRIMITIVES = ("memspec._canonical", "memspec._encoding", "memspec._unicode", "me
               "memspec._signing", "memspec._record", "memspec._data", "memspec.data",
               "memspec._display")
 ABOVE_PRIMITIVES = ("memspec.cli", "memspec.conformance", "memspec.reference",
-                    "memspec.selftest", "memspec.protocol", "memspec.mcp_server")
+                    "memspec.selftest", "memspec.protocol")
 #: The places where the core package deliberately runs the reference engine, and why.
 REFERENCE_SEAMS = {
     "memspec.selftest.engines": "the self-test proves the kit by wrapping the reference engine "
                                 "in faults; this module is the one place that builds it",
-    "memspec.mcp_server": "memspec-mcp serves the reference porcelain (Memory) over MCP",
 }
 
 
@@ -123,6 +122,15 @@ def test_the_core_reaches_the_reference_only_through_its_seams(module: str) -> N
         f"({', '.join(REFERENCE_SEAMS)}): {' -> '.join(path or [])}")
 
 
+@pytest.mark.parametrize("module", sorted(m for m in _modules()
+                                          if _under(m, "memspec.reference")))
+def test_the_reference_never_reaches_the_command_line(module: str) -> None:
+    # The reference's own programs (memspec-mcp, the process engine) take what they share
+    # with the command line (key files, say) from the core, never from memspec.cli.
+    path = _reaches(module, "memspec.cli")
+    assert path is None, f"the reference reaches the command line: {' -> '.join(path or [])}"
+
+
 def test_the_seams_are_real() -> None:
     for seam in REFERENCE_SEAMS:
         assert any(_under(n, "memspec.reference") for n in _imports(seam)), (
@@ -180,3 +188,29 @@ def test_the_data_door_check_sees_an_offender(tmp_path: Path) -> None:
     private = "memspec." + "_data"
     probe.write_text(f'CODE = "import {private}"\n', encoding="utf-8")
     assert "memspec._data" in _imports_of_file(probe)
+
+
+#: The reference's porcelain: it re-exports names of its parts for its users, but the
+#: reference's own modules import each name from the module that defines it.
+PORCELAIN = "memspec.reference.memory"
+
+
+def _top_level_imports(module: str) -> set[str]:
+    tree = ast.parse(_modules()[module].read_text(encoding="utf-8"))
+    return {alias.asname or alias.name for node in tree.body
+            if isinstance(node, ast.ImportFrom) for alias in node.names}
+
+
+def test_the_reference_never_reaches_through_its_porcelain() -> None:
+    borrowed = _top_level_imports(PORCELAIN)
+    offenders = []
+    for module in sorted(m for m in _modules() if _under(m, "memspec")):
+        if module == "memspec.reference":  # the package re-exports the porcelain's names
+            continue
+        tree = ast.parse(_modules()[module].read_text(encoding="utf-8"))
+        offenders += [f"{module} imports {alias.name} from {PORCELAIN}"
+                      for node in ast.walk(tree)
+                      if isinstance(node, ast.ImportFrom) and node.module == PORCELAIN
+                      for alias in node.names if alias.name in borrowed]
+    assert not offenders, "; ".join(offenders)
+    assert {"export_file", "load_file"} <= borrowed  # the check sees the re-exported names

@@ -20,8 +20,14 @@ from typing import Any
 import pytest
 
 from memspec import NotFoundError
-from memspec.mcp_server import INSTALL_HINT, TOOL_NAMES, MemoryTools, ToolInputError, main
 from memspec.reference import Memory
+from memspec.reference.mcp_server import (
+    INSTALL_HINT,
+    TOOL_NAMES,
+    MemoryTools,
+    ToolInputError,
+    main,
+)
 
 POSTGRES = "The staging database is Postgres."
 NOT_POSTGRES = "The staging database is not Postgres."
@@ -52,26 +58,28 @@ def _memspec(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_console_script_and_the_extra_are_declared() -> None:
     config = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
-    assert config["project"]["scripts"]["memspec-mcp"] == "memspec.mcp_server:main"
+    assert config["project"]["scripts"]["memspec-mcp"] == "memspec.reference.mcp_server:main"
     assert [r for r in config["project"]["optional-dependencies"]["mcp"] if r.startswith("mcp")]
 
 
 def test_import_memspec_never_needs_the_sdk() -> None:
-    proc = _python(_NO_SDK + "import memspec, memspec.cli, memspec.reference, memspec.mcp_server\n"
+    proc = _python(_NO_SDK + "import memspec, memspec.cli, memspec.reference\n"
+                   "import memspec.reference.mcp_server\n"
                    "assert sys.modules['mcp'] is None\nprint('ok')")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
 
 
 def test_without_the_sdk_the_server_says_how_to_install_it() -> None:
-    proc = _python(_NO_SDK + "from memspec.mcp_server import main\nsys.exit(main([]))")
+    proc = _python(_NO_SDK + "from memspec.reference.mcp_server import main\nsys.exit(main([]))")
     assert proc.returncode == 2
     assert INSTALL_HINT in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
 def test_help_needs_no_sdk() -> None:
-    proc = _python(_NO_SDK + "from memspec.mcp_server import main\nsys.exit(main(['--help']))")
+    proc = _python(_NO_SDK + "from memspec.reference.mcp_server import main\n"
+                   "sys.exit(main(['--help']))")
     assert proc.returncode == 0, proc.stderr
     assert "--path" in proc.stdout and "--key" in proc.stdout
 
@@ -196,7 +204,7 @@ def _serve(args: list[str], log: Path, scenario: Callable[[_Client], Awaitable[N
     env = {name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}
     # The console script is what hosts run; `python -m` stands in before it is installed.
     command = ([str(SERVER_SCRIPT)] if SERVER_SCRIPT.exists()
-               else [sys.executable, "-m", "memspec.mcp_server"])
+               else [sys.executable, "-m", "memspec.reference.mcp_server"])
     params = StdioServerParameters(command=command[0], args=[*command[1:], *args],
                                    env=env or None)
 

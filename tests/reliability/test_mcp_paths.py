@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from memspec import SigningKey
-from memspec.mcp_server import MemoryTools, ToolInputError
 from memspec.reference import Memory
+from memspec.reference.mcp_server import MemoryTools, ToolInputError
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths and FIFOs")
 
@@ -129,9 +129,9 @@ def test_a_fifo_or_a_device_named_json_neither_hangs_nor_exhausts_export(
 
 def test_a_call_waiting_behind_a_stuck_one_is_refused_as_busy(
         tools: MemoryTools, monkeypatch: pytest.MonkeyPatch) -> None:
-    import memspec.mcp_server as server
+    import memspec.reference.mcp_tools as tools_module
 
-    monkeypatch.setattr(server, "BUSY_SECONDS", 0.05)
+    monkeypatch.setattr(tools_module, "BUSY_SECONDS", 0.05)
     held, release = threading.Event(), threading.Event()
 
     def stuck() -> None:
@@ -156,7 +156,7 @@ def test_a_call_waiting_behind_a_stuck_one_is_refused_as_busy(
 def test_a_blocking_tool_body_leaves_the_event_loop_free(tools: MemoryTools) -> None:
     import anyio
 
-    from memspec.mcp_server import _in_thread, load_sdk
+    from memspec.reference.mcp_server import _in_thread, load_sdk
 
     sdk = load_sdk()
     release = threading.Event()

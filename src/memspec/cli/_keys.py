@@ -8,40 +8,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memspec._canonical import canonical_json, parse_json
-from memspec._errors import EncodingError, FileError, MemspecError
+from memspec._canonical import canonical_json
+from memspec._errors import FileError
 from memspec._file import sign_file, validate_file
+from memspec._keyfile import KEY_KIND, load_key
 from memspec._record import is_tombstone, sign_record
-from memspec._safe_paths import PathError, read_regular
 from memspec._signing import SigningKey
 from memspec.cli import _args
 from memspec.cli._io import UsageError, emit, read_input, write_output
 
-__all__ = ["load_key", "register"]
-
-KEY_KIND = "memspec-ed25519-seed"
-#: A key file is a few hundred bytes; anything far larger is not one.
-_KEY_FILE_LIMIT = 64 * 1024
-
-
-def load_key(path: str) -> SigningKey:
-    """Read a key file written by ``memspec keygen``."""
-    try:
-        raw = read_regular(path, limit=_KEY_FILE_LIMIT)
-    except (FileNotFoundError, PathError):
-        raise UsageError(f"{path}: no such key file") from None
-    except MemspecError as exc:
-        raise EncodingError(f"{path}: {exc.message}") from exc
-    try:
-        data = parse_json(raw)
-        if not isinstance(data, dict) or data.get("kind") != KEY_KIND:
-            raise EncodingError(f"{path}: not a memspec key file (kind {KEY_KIND!r})")
-        key = SigningKey.from_hex(data.get("seed_hex"))
-    except MemspecError as exc:
-        raise EncodingError(f"{path}: {exc.message}") from exc
-    if data.get("address") not in (None, key.address):
-        raise EncodingError(f"{path}: the address does not match the seed")
-    return key
+__all__ = ["register"]
 
 
 def cmd_keygen(args: argparse.Namespace) -> int:

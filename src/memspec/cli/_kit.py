@@ -16,8 +16,8 @@ from typing import Any, NoReturn
 from memspec._canonical import parse_json
 from memspec._display import terminal
 from memspec._errors import MemspecError
+from memspec._keyfile import load_key
 from memspec.cli._io import UsageError, emit, read_text, write_output
-from memspec.cli._keys import load_key
 from memspec.cli._render import badge_endpoint, badge_svg, report_html, report_markdown
 from memspec.data import json_resource, vector_files
 from memspec.report import Report, Verdict

@@ -14,6 +14,7 @@ from typing import Any
 from memspec._canonical import canonical_json, parse_json
 from memspec._encoding import confidence_from_wire, confidence_to_wire, timestamp_from_datetime
 from memspec._errors import MemspecError
+from memspec._keyfile import load_key
 from memspec._record import (
     OPTIONAL_FIELDS,
     RECORD_FIELDS,
@@ -24,7 +25,6 @@ from memspec._record import (
 )
 from memspec.cli import _args
 from memspec.cli._io import UsageError, emit, write_output
-from memspec.cli._keys import load_key
 
 __all__ = ["build_record", "cmd_new", "register"]
 
