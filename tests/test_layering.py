@@ -20,8 +20,8 @@ FOLDERS = {"src/memspec": "memspec", "conformance": "memspec.conformance",
            "reference": "memspec.reference"}
 #: Modules that are the format's primitives: they import nothing above themselves.
 PRIMITIVES = ("memspec._canonical", "memspec._encoding", "memspec._unicode", "memspec._errors",
-              "memspec._signing", "memspec._record", "memspec._data", "memspec.data",
-              "memspec._display")
+              "memspec._signing", "memspec._record", "memspec._data", "memspec._data_vectors",
+              "memspec.data", "memspec._display")
 ABOVE_PRIMITIVES = ("memspec.cli", "memspec.conformance", "memspec.reference",
                     "memspec.selftest", "memspec.protocol")
 #: The places where the core package deliberately runs the reference engine, and why.
@@ -143,14 +143,19 @@ def test_the_detector_finds_a_real_path() -> None:
     assert _reaches("memspec.cli", "memspec.reference") is not None  # through the seams
 
 
-#: The only module that may load the package data through the private loader.
+#: The public door to the package data, and its private parts: the loader and the vectors.
 DATA_DOOR = "memspec.data"
+PRIVATE_DATA = ("memspec._data", "memspec._data_vectors")
+#: Who may import each private part: the door, and the vectors part the loader.
+DATA_IMPORTERS = {"memspec._data": {DATA_DOOR, "memspec._data_vectors"},
+                  "memspec._data_vectors": {DATA_DOOR}}
 #: Folders of the repository with Python that is not the package itself.
 PROGRAMS = ("tests", "tools", "benchmarks", "fuzz", "examples")
 
 
-_PRIVATE_LOADER = re.compile(r"\b(?:import memspec\._data|from memspec\._data import"
-                             r"|from memspec import [_]data)\b")
+_PRIVATE_LOADER = re.compile(r"\b(?:import memspec\.(_data(?:_vectors)?)"
+                             r"|from memspec\.(_data(?:_vectors)?) import"
+                             r"|from memspec import ([_]data(?:_vectors)?))\b")
 
 
 def _imports_of_file(path: Path) -> set[str]:
@@ -164,20 +169,21 @@ def _imports_of_file(path: Path) -> set[str]:
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             # Code run in a child interpreter (python -c) counts as well.
-            if _PRIVATE_LOADER.search(node.value):
-                names.add("memspec._data")
+            for found in _PRIVATE_LOADER.finditer(node.value):
+                names.add("memspec." + next(g for g in found.groups() if g))
     return names
 
 
 def test_only_memspec_data_loads_the_package_data() -> None:
-    offenders = sorted(m for m in _modules() if m != DATA_DOOR
-                       and "memspec._data" in _imports(m))
-    offenders += sorted(str(p.relative_to(ROOT)) for folder in PROGRAMS
-                        for p in sorted((ROOT / folder).rglob("*.py"))
-                        if "memspec._data" in _imports_of_file(p))
-    assert not offenders, (f"{', '.join(offenders)} load the package data through the private "
-                           "loader: use the public, typed memspec.data")
-    assert "memspec._data" in _imports(DATA_DOOR)
+    offenders = sorted(f"{m} imports {part}" for part in PRIVATE_DATA for m in _modules()
+                       if m not in DATA_IMPORTERS[part] and m != part
+                       and part in _imports(m))
+    offenders += sorted(f"{p.relative_to(ROOT)} imports {part}" for folder in PROGRAMS
+                        for p in sorted((ROOT / folder).rglob("*.py")) for part in PRIVATE_DATA
+                        if part in _imports_of_file(p))
+    assert not offenders, (f"{', '.join(offenders)}: the package data is loaded through its "
+                           "private parts; use the public, typed memspec.data")
+    assert {"memspec._data", "memspec._data_vectors"} <= _imports(DATA_DOOR)
 
 
 def test_the_data_door_check_sees_an_offender(tmp_path: Path) -> None:
@@ -188,6 +194,10 @@ def test_the_data_door_check_sees_an_offender(tmp_path: Path) -> None:
     private = "memspec." + "_data"
     probe.write_text(f'CODE = "import {private}"\n', encoding="utf-8")
     assert "memspec._data" in _imports_of_file(probe)
+    probe.write_text(f"from {private}_vectors import vectors\n", encoding="utf-8")
+    assert "memspec._data_vectors" in _imports_of_file(probe)
+    probe.write_text(f'CODE = "from {private}_vectors import vectors"\n', encoding="utf-8")
+    assert "memspec._data_vectors" in _imports_of_file(probe)
 
 
 #: The reference's porcelain: it re-exports names of its parts for its users, but the

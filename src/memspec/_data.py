@@ -1,4 +1,9 @@
-"""Loading memspec's package data (schemas, vectors, spec tables) from the installed package."""
+"""Loading memspec's package data (schemas, vectors, spec tables) from the installed package.
+
+The private layer under :mod:`memspec.data`: where a resource is, its parsed JSON (once),
+the error for something not there, and the read-only view of parsed JSON. Only
+``memspec.data`` and its vectors part (``memspec._data_vectors``) import it.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,36 @@ import json
 from functools import cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
+from types import MappingProxyType
 from typing import Any
 
-__all__ = ["data_path", "load_json", "load_spec_text", "load_vectors", "vector_files"]
+from memspec._errors import MemspecError
+
+__all__ = ["DataNotFound", "data_path", "frozen_json", "load_json", "vector_files"]
+
+
+class DataNotFound(MemspecError, LookupError):
+    """Something asked of the package data is not there: a vectors file, a requirement id, a
+    state, an operation. ``what`` names the kind, ``name`` what was asked for."""
+
+    __module__ = "memspec.data"  # its public home, as tracebacks and the docs name it
+    code = "usage"
+
+    def __init__(self, what: str, name: str, known: tuple[str, ...] = ()) -> None:
+        more = " ..." if len(known) > 12 else ""
+        hint = f"; known: {', '.join(known[:12])}{more}" if known else ""
+        super().__init__(f"no {what} named {name!r} in memspec's package data{hint}")
+        self.what = what
+        self.name = name
+
+
+def frozen_json(value: Any) -> Any:
+    """A read-only view of parsed JSON (mappings become proxies, lists tuples)."""
+    if isinstance(value, dict):
+        return MappingProxyType({k: frozen_json(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(frozen_json(v) for v in value)
+    return value
 
 
 def data_path(package: str, name: str) -> Traversable:
@@ -22,17 +54,7 @@ def load_json(package: str, name: str) -> Any:
     return json.loads(data_path(package, name).read_text(encoding="utf-8"))
 
 
-def load_vectors(name: str) -> Any:
-    """A vectors file by file name, e.g. ``load_vectors("canonical-json.json")``."""
-    return load_json("vectors", name)
-
-
 def vector_files() -> list[str]:
     """Names of every memspec vectors file, sorted."""
     root = files("memspec.vectors")
     return sorted(p.name for p in root.iterdir() if p.name.endswith(".json"))
-
-
-def load_spec_text() -> str:
-    """The normative specification text (SPEC.md)."""
-    return data_path("spec", "SPEC.md").read_text(encoding="utf-8")
