@@ -3,7 +3,7 @@
 Inert unless asked: without ``--memspec-engine`` / ``--memspec-engine-cmd`` it
 only registers its options and markers, and refuses (with a usage error) to
 run the kit's own suites without an engine. With an engine it loads it, gives
-kit tests the ``engine``, ``clock`` and ``keys`` fixtures, reports tests of
+kit tests the ``engine``, ``clock``, ``driver`` and ``keys`` fixtures, reports tests of
 unclaimed profiles as *not claimed*, engine protocol faults as *errored* and
 failures of SHOULD-level requirements as warnings (xfail-like: shown, never
 failing the run), and ends with a per-profile / per-requirement summary and,
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from memspec.conformance._builders import Keys
     from memspec.conformance._clock import KitClock
+    from memspec.conformance._driver import Driver
     from memspec.conformance._session import Connection, EngineSession, EngineState
     from memspec.report import Report
 
@@ -273,6 +274,14 @@ class KitRun:
         from memspec.conformance._clock import KitClock
 
         return KitClock()
+
+    @pytest.fixture
+    def driver(self, engine: EngineSession, clock: KitClock) -> Driver:
+        """The shared test driver over ``engine`` and ``clock`` (kit settings; a suite
+        needing others ``configured`` it in a fixture of its own)."""
+        from memspec.conformance._driver import Driver
+
+        return Driver(engine, clock)
 
     @pytest.fixture
     def keys(self) -> Keys:

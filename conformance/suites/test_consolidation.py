@@ -9,6 +9,7 @@ import pytest
 from memspec import ERROR_CLASSES, canonical_json, is_reason
 from memspec.conformance import _builders as build
 from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import (
     check_lifecycle_invariants,
     describe_change,
@@ -29,48 +30,10 @@ DB_A = ("The staging database is Postgres.", {"staging database": "postgres"})
 DB_B = ("Staging data lives in MySQL.", {"staging database": "mysql"})
 
 
-class Cons:
-    """Seeds the store and runs consolidation passes."""
-
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine, self.clock, self.serial = engine, clock, 0
-
-    def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
-        self.serial += 1
-        provenance = {"kind": "observation", "ref": f"cons-{self.serial}", "agent": None}
-        if kind == "episode" and "occurred_at" not in fields:
-            fields["occurred_at"] = self.clock.now()
-        return build.record(kind, body, created_at=self.clock.now(), provenance=provenance,
-                            **fields)
-
-    def put(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
-        record = self.new(body, kind, **fields)
-        self.engine.call("put", record=record)
-        return record
-
-    def consolidate(self, config: dict[str, Any] | None = None,
-                    now: str | None = None) -> dict[str, Any]:
-        args: dict[str, Any] = {"now": now or self.clock.advance(days=1)}
-        if config is not None:
-            args["config"] = config
-        report: dict[str, Any] = self.engine.call("consolidate", **args)
-        return report
-
-    def get(self, rid: str) -> dict[str, Any]:
-        record: dict[str, Any] = self.engine.call("get", id=rid)["record"]
-        return record
-
-    def history(self, rid: str) -> list[dict[str, Any]]:
-        versions: list[dict[str, Any]] = self.engine.call("history", id=rid)["records"]
-        return versions
-
-    def latest(self) -> dict[str, dict[str, Any]]:
-        return {r["id"]: r for r in self.engine.call("iterate")["records"]}
-
-
 @pytest.fixture
-def cons(engine: EngineSession, clock: KitClock) -> Cons:
-    return Cons(engine, clock)
+def driver(driver: Driver) -> Driver:
+    """The kit's driver, with this suite's provenance refs (cons-1, cons-2, ...)."""
+    return driver.configured(ref_prefix="cons")
 
 
 def _birth_unchanged(before: dict[str, Any], after: dict[str, Any]) -> bool:
@@ -78,27 +41,27 @@ def _birth_unchanged(before: dict[str, Any], after: dict[str, Any]) -> bool:
                                                  "created_at"))
 
 
-def _seed_everything(cons: Cons) -> list[dict[str, Any]]:
+def _seed_everything(driver: Driver) -> list[dict[str, Any]]:
     """One record set that gives every sub-pass something to do; returns every version put."""
     puts: list[dict[str, Any]] = [
-        cons.new("The backup job runs at two.", confidence="0.9000"),
-        cons.new("The backup job runs at two.", confidence="0.7000"),
-        cons.new("The deploy script lives in the tools folder."),
-        cons.new("The deploy script lives in the tools folder!"),
-        cons.new(POSITIVE),
-        cons.new(NEGATIVE),
-        cons.new("The staging database is never Postgres."),
-        cons.new("The build cache lives on the fast disk.", slots={"cache disk": "fast"}),
-        cons.new("Cache files go to the archive volume.", slots={"cache disk": "archive"}),
-        cons.new("Standup overran because of the outage review.", "episode", tags=["standup"]),
-        cons.new("Standup was cut short by a fire drill.", "episode", tags=["standup"]),
-        cons.new("Standup moved to the big room on Thursday.", "episode", tags=["standup"]),
+        driver.new("The backup job runs at two.", confidence="0.9000"),
+        driver.new("The backup job runs at two.", confidence="0.7000"),
+        driver.new("The deploy script lives in the tools folder."),
+        driver.new("The deploy script lives in the tools folder!"),
+        driver.new(POSITIVE),
+        driver.new(NEGATIVE),
+        driver.new("The staging database is never Postgres."),
+        driver.new("The build cache lives on the fast disk.", slots={"cache disk": "fast"}),
+        driver.new("Cache files go to the archive volume.", slots={"cache disk": "archive"}),
+        driver.new("Standup overran because of the outage review.", "episode", tags=["standup"]),
+        driver.new("Standup was cut short by a fire drill.", "episode", tags=["standup"]),
+        driver.new("Standup moved to the big room on Thursday.", "episode", tags=["standup"]),
     ]
-    dead = cons.new("The old VPN client needed a restart.")
-    puts += [dead, build.evolve(dead, cons.clock.advance(seconds=1), state="archived",
+    dead = driver.new("The old VPN client needed a restart.")
+    puts += [dead, build.evolve(dead, driver.clock.advance(seconds=1), state="archived",
                                 state_reason="client retired")]
-    puts.append(cons.new("Restart the VPN client whenever it hangs.", "rule",
-                         evidence=[dead["id"]]))
+    puts.append(driver.new("Restart the VPN client whenever it hangs.", "rule",
+                           evidence=[dead["id"]]))
     return puts
 
 
@@ -106,23 +69,23 @@ def _seed_everything(cons: Cons) -> list[dict[str, Any]]:
 
 
 @pytest.mark.requirement("CONS-5")
-def test_exact_dedup_collapses_to_one_keeper(cons: Cons) -> None:
-    copies = [cons.put("The backup job runs at two.", confidence=c, slots={"job": "backup"})
+def test_exact_dedup_collapses_to_one_keeper(driver: Driver) -> None:
+    copies = [driver.put("The backup job runs at two.", confidence=c, slots={"job": "backup"})
               for c in ("0.7000", "0.9000", "0.8000")]
-    old_copy = cons.put("The backup job runs at two.", slots={"job": "backup"})
-    cons.engine.call("apply_proposal", proposal=build.proposal(
-        "archive", target_id=old_copy["id"], reason="stale"), now=cons.clock.advance(seconds=1))
-    other = cons.put("The backup job runs at three.", slots={"shift": "late"})
-    archived_before = cons.history(old_copy["id"])
-    report = cons.consolidate(STRICT)
-    states = {c["id"]: cons.get(c["id"]) for c in copies}
+    old_copy = driver.put("The backup job runs at two.", slots={"job": "backup"})
+    driver.engine.call("apply_proposal", proposal=build.proposal(
+        "archive", target_id=old_copy["id"], reason="stale"), now=driver.clock.advance(seconds=1))
+    other = driver.put("The backup job runs at three.", slots={"shift": "late"})
+    archived_before = driver.history(old_copy["id"])
+    report = driver.consolidate(STRICT)
+    states = {c["id"]: driver.get(c["id"]) for c in copies}
     keepers = [rid for rid, r in states.items() if r["state"] == "active"]
     assert len(keepers) == 1, (
         f"CONS-5: exact duplicates did not collapse to one active keeper (states "
         f"{[r['state'] for r in states.values()]})"
     )
     keeper = keepers[0]
-    keeper_history = cons.history(keeper)
+    keeper_history = driver.history(keeper)
     for rid, record in states.items():
         assert _birth_unchanged(next(c for c in copies if c["id"] == rid), record), (
             f"CONS-5: dedup rewrote the content of {rid}"
@@ -139,10 +102,10 @@ def test_exact_dedup_collapses_to_one_keeper(cons: Cons) -> None:
         assert any(v["supersedes"] == rid for v in keeper_history), (
             f"CONS-5: no version of the keeper {keeper} names the duplicate {rid} in supersedes"
         )
-    assert cons.history(old_copy["id"]) == archived_before, (
+    assert driver.history(old_copy["id"]) == archived_before, (
         "CONS-5: exact dedup touched an archived copy (only active records are collapsed)"
     )
-    assert cons.get(other["id"])["state"] == "active", (
+    assert driver.get(other["id"])["state"] == "active", (
         "CONS-5: a record with different body and slots was treated as a duplicate"
     )
     assert keeper == max(copies, key=lambda c: c["confidence"])["id"], (
@@ -162,11 +125,11 @@ def test_exact_dedup_collapses_to_one_keeper(cons: Cons) -> None:
 
 
 @pytest.mark.requirement("CONS-6")
-def test_near_dup_merge_is_an_evidence_linked_supersede(cons: Cons) -> None:
-    a = cons.put("The deploy script lives in the tools folder.")
-    b = cons.put("The deploy script lives in the tools folder!")
-    report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
-    latest = cons.latest()
+def test_near_dup_merge_is_an_evidence_linked_supersede(driver: Driver) -> None:
+    a = driver.put("The deploy script lives in the tools folder.")
+    b = driver.put("The deploy script lives in the tools folder!")
+    report = driver.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    latest = driver.latest()
     merges = [x for x in report["actions"] if x["pass"] == "near-dup"]
     if not merges:
         for side in (a, b):
@@ -180,7 +143,7 @@ def test_near_dup_merge_is_an_evidence_linked_supersede(cons: Cons) -> None:
     assert {a["id"], b["id"]} <= set(merged["evidence"]), (
         f"CONS-6: the merged record's evidence {merged['evidence']} does not link both sides"
     )
-    links = {v["supersedes"] for v in cons.history(merged["id"])}
+    links = {v["supersedes"] for v in driver.history(merged["id"])}
     assert links & {a["id"], b["id"]}, "CONS-6: the merged record supersedes neither side"
     for side in (a, b):
         record, hops = latest[side["id"]], 0
@@ -196,19 +159,19 @@ def test_near_dup_merge_is_an_evidence_linked_supersede(cons: Cons) -> None:
 
 
 @pytest.mark.requirement("CONS-12")
-def test_near_dup_abstains_on_episodes_and_slot_conflicts(cons: Cons) -> None:
-    e1 = cons.put("We deployed the billing service on Monday.", "episode")
-    e2 = cons.put("We deployed the billing service on Monday!", "episode")
-    f1 = cons.put("The office door code is 4711.", slots={"door code": "4711"})
-    f2 = cons.put("The office door code is 4712.", slots={"door code": "4712"})
-    report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+def test_near_dup_abstains_on_episodes_and_slot_conflicts(driver: Driver) -> None:
+    e1 = driver.put("We deployed the billing service on Monday.", "episode")
+    e2 = driver.put("We deployed the billing service on Monday!", "episode")
+    f1 = driver.put("The office door code is 4711.", slots={"door code": "4711"})
+    f2 = driver.put("The office door code is 4712.", slots={"door code": "4712"})
+    report = driver.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
     merged = {rid for x in report["actions"] if x["pass"] == "near-dup" for rid in x["record_ids"]}
     assert not merged & {e1["id"], e2["id"]}, "CONS-12: near-dup merged two similar episodes"
     assert not merged & {f1["id"], f2["id"]}, (
         "CONS-12: near-dup merged two records whose shared slot disagrees"
     )
     for record in (f1, f2):
-        assert cons.get(record["id"])["state"] in ("active", "transitional"), (
+        assert driver.get(record["id"])["state"] in ("active", "transitional"), (
             f"CONS-12: {record['id']} with a disagreeing slot was merged away"
         )
 
@@ -216,8 +179,8 @@ def test_near_dup_abstains_on_episodes_and_slot_conflicts(cons: Cons) -> None:
 # -- contradiction -----------------------------------------------------------------------
 
 
-def _assert_pair(cons: Cons, a: dict[str, Any], b: dict[str, Any], requirement: str) -> None:
-    left, right = cons.get(a["id"]), cons.get(b["id"])
+def _assert_pair(driver: Driver, a: dict[str, Any], b: dict[str, Any], requirement: str) -> None:
+    left, right = driver.get(a["id"]), driver.get(b["id"])
     assert left["state"] == "transitional" and right["state"] == "transitional", (
         f"{requirement}: the contradicting pair is {left['state']} / {right['state']}, "
         "expected both transitional"
@@ -237,14 +200,14 @@ def _assert_pair(cons: Cons, a: dict[str, Any], b: dict[str, Any], requirement: 
 
 
 @pytest.mark.requirement("CONS-7")
-def test_contradiction_opens_a_transition_without_overwriting(cons: Cons) -> None:
-    a, b = cons.put(DB_A[0], slots=DB_A[1]), cons.put(DB_B[0], slots=DB_B[1])
-    report = cons.consolidate(STRICT)
-    _assert_pair(cons, a, b, "CONS-7")
-    created = sorted(set(cons.latest()) - {a["id"], b["id"]})
+def test_contradiction_opens_a_transition_without_overwriting(driver: Driver) -> None:
+    a, b = driver.put(DB_A[0], slots=DB_A[1]), driver.put(DB_B[0], slots=DB_B[1])
+    report = driver.consolidate(STRICT)
+    _assert_pair(driver, a, b, "CONS-7")
+    created = sorted(set(driver.latest()) - {a["id"], b["id"]})
     assert not created, f"CONS-7: the contradiction created records {created}"
     for side in (a, b):
-        states = [v["state"] for v in cons.history(side["id"])]
+        states = [v["state"] for v in driver.history(side["id"])]
         assert states == ["active", "transitional"], (
             f"CONS-7: history of {side['id']} is {states}, expected active, transitional"
         )
@@ -253,19 +216,19 @@ def test_contradiction_opens_a_transition_without_overwriting(cons: Cons) -> Non
 
 
 @pytest.mark.requirement("CONS-14")
-def test_near_dup_never_merges_a_slot_conflict(cons: Cons) -> None:
+def test_near_dup_never_merges_a_slot_conflict(driver: Driver) -> None:
     pairs = [
-        (cons.put("The staging database runs Postgres 15.", slots={"postgres": 15}),
-         cons.put("The staging database runs Postgres 16.", slots={"postgres": 16})),
-        (cons.put("Rotate the API keys every 30 days.", "procedure",
-                  slots={"rotation": {"days": 30}}),
-         cons.put("Rotate the API keys every 90 days.", "procedure",
-                  slots={"rotation": {"days": 90}})),
-        (cons.put("The retry flag of the uploader is set.", slots={"retry": 1}),
-         cons.put("The retry flag of the uploader is set!", slots={"retry": True})),
+        (driver.put("The staging database runs Postgres 15.", slots={"postgres": 15}),
+         driver.put("The staging database runs Postgres 16.", slots={"postgres": 16})),
+        (driver.put("Rotate the API keys every 30 days.", "procedure",
+                    slots={"rotation": {"days": 30}}),
+         driver.put("Rotate the API keys every 90 days.", "procedure",
+                    slots={"rotation": {"days": 90}})),
+        (driver.put("The retry flag of the uploader is set.", slots={"retry": 1}),
+         driver.put("The retry flag of the uploader is set!", slots={"retry": True})),
     ]
     for config in (None, {"near_dup_threshold": "0.1", "promotion_threshold": 3}):
-        report = cons.consolidate(config)
+        report = driver.consolidate(config)
         merged = {rid for x in report["actions"] if x["pass"] == "near-dup"
                   for rid in x["record_ids"]}
         for a, b in pairs:
@@ -274,7 +237,7 @@ def test_near_dup_never_merges_a_slot_conflict(cons: Cons) -> None:
                 f"{a['slots']} / {b['slots']}, a pair whose shared slot disagrees"
             )
             for side in (a, b):
-                record = cons.get(side["id"])
+                record = driver.get(side["id"])
                 assert record["state"] in ("active", "transitional"), (
                     f"CONS-14: with configuration {config or 'default'} {side['id']}, one side "
                     f"of a slot conflict, is {record['state']} (superseded by "
@@ -283,13 +246,13 @@ def test_near_dup_never_merges_a_slot_conflict(cons: Cons) -> None:
 
 
 @pytest.mark.requirement("CONS-8")
-def test_a_record_joins_one_transition_per_pass(cons: Cons) -> None:
-    hub = cons.put("Staging runs Postgres in Frankfurt.",
-                   slots={"staging database": "postgres", "staging region": "eu"})
-    first = cons.put("Staging data lives in MySQL.", slots={"staging database": "mysql"})
-    second = cons.put("The staging hosts are in Virginia.", slots={"staging region": "us"})
-    report = cons.consolidate(STRICT)
-    latest = cons.latest()
+def test_a_record_joins_one_transition_per_pass(driver: Driver) -> None:
+    hub = driver.put("Staging runs Postgres in Frankfurt.",
+                     slots={"staging database": "postgres", "staging region": "eu"})
+    first = driver.put("Staging data lives in MySQL.", slots={"staging database": "mysql"})
+    second = driver.put("The staging hosts are in Virginia.", slots={"staging region": "us"})
+    report = driver.consolidate(STRICT)
+    latest = driver.latest()
     partners = [r for r in (first, second) if latest[r["id"]]["state"] == "transitional"]
     assert latest[hub["id"]]["state"] == "transitional" and len(partners) == 1, (
         f"CONS-8: expected the hub in exactly one transition; states hub="
@@ -311,27 +274,28 @@ def test_a_record_joins_one_transition_per_pass(cons: Cons) -> None:
 
 
 @pytest.mark.requirement("CONS-9")
-def test_episodes_and_rules_are_never_contradiction_candidates(cons: Cons) -> None:
-    anchor = cons.put("The coffee machine was descaled.")
+def test_episodes_and_rules_are_never_contradiction_candidates(driver: Driver) -> None:
+    anchor = driver.put("The coffee machine was descaled.")
     pairs = [
-        (cons.put(POSITIVE, "episode"), cons.put(NEGATIVE, "episode")),
-        (cons.put(DB_A[0], "episode", slots=DB_A[1]), cons.put(DB_B[0], "episode", slots=DB_B[1])),
-        (cons.put("The build cache is shared.", "rule", evidence=[anchor["id"]]),
-         cons.put("The build cache is not shared.", "rule", evidence=[anchor["id"]])),
-        (cons.put("Share the build cache.", "rule", evidence=[anchor["id"]],
-                  slots={"cache shared": True}),
-         cons.put("Keep build caches private.", "rule", evidence=[anchor["id"]],
-                  slots={"cache shared": False})),
-        (cons.put("The release branch is frozen."),
-         cons.put("The release branch is not frozen.", "episode")),
-        (cons.put("The release branch is frozen.", slots={"release branch": "frozen"}),
-         cons.put("We unfroze the release branch.", "episode",
-                  slots={"release branch": "open"})),
+        (driver.put(POSITIVE, "episode"), driver.put(NEGATIVE, "episode")),
+        (driver.put(DB_A[0], "episode", slots=DB_A[1]),
+         driver.put(DB_B[0], "episode", slots=DB_B[1])),
+        (driver.put("The build cache is shared.", "rule", evidence=[anchor["id"]]),
+         driver.put("The build cache is not shared.", "rule", evidence=[anchor["id"]])),
+        (driver.put("Share the build cache.", "rule", evidence=[anchor["id"]],
+                    slots={"cache shared": True}),
+         driver.put("Keep build caches private.", "rule", evidence=[anchor["id"]],
+                    slots={"cache shared": False})),
+        (driver.put("The release branch is frozen."),
+         driver.put("The release branch is not frozen.", "episode")),
+        (driver.put("The release branch is frozen.", slots={"release branch": "frozen"}),
+         driver.put("We unfroze the release branch.", "episode",
+                    slots={"release branch": "open"})),
     ]
-    report = cons.consolidate(STRICT)
+    report = driver.consolidate(STRICT)
     for a, b in pairs:
         for record in (a, b):
-            state = cons.get(record["id"])["state"]
+            state = driver.get(record["id"])["state"]
             assert state != "transitional", (
                 f"CONS-9: the {record['type']} {record['id']} became transitional; episodes and "
                 "rules are never contradiction candidates"
@@ -346,20 +310,20 @@ def test_episodes_and_rules_are_never_contradiction_candidates(cons: Cons) -> No
 # -- promotion ---------------------------------------------------------------------------
 
 
-def _rules(cons: Cons) -> list[dict[str, Any]]:
-    return [r for r in cons.latest().values() if r["type"] == "rule"]
+def _rules(driver: Driver) -> list[dict[str, Any]]:
+    return [r for r in driver.latest().values() if r["type"] == "rule"]
 
 
 @pytest.mark.requirement("CONS-10")
-def test_promotion_links_all_episodes_once(cons: Cons) -> None:
+def test_promotion_links_all_episodes_once(driver: Driver) -> None:
     bodies = ("Standup overran because of the outage review.",
               "Standup was cut short by a fire drill.",
               "Standup moved to the big room on Thursday.")
-    episodes = [cons.put(b, "episode", tags=["standup"]) for b in bodies]
-    cons.put("Retro ran long on Friday.", "episode", tags=["retro"])
-    cons.put("Retro skipped because of the holiday.", "episode", tags=["retro"])
-    cons.consolidate(STRICT)
-    rules = _rules(cons)
+    episodes = [driver.put(b, "episode", tags=["standup"]) for b in bodies]
+    driver.put("Retro ran long on Friday.", "episode", tags=["retro"])
+    driver.put("Retro skipped because of the holiday.", "episode", tags=["retro"])
+    driver.consolidate(STRICT)
+    rules = _rules(driver)
     assert len(rules) == 1, (
         f"CONS-10: three episodes sharing tags should promote exactly one rule (threshold 3), "
         f"got {len(rules)}; two sharing another tag must not"
@@ -373,52 +337,52 @@ def test_promotion_links_all_episodes_once(cons: Cons) -> None:
         "CONS-10: the promoted rule is not born active and unflagged"
     )
     for episode in episodes:
-        assert len(cons.history(episode["id"])) == 1, (
+        assert len(driver.history(episode["id"])) == 1, (
             f"CONS-10: promotion wrote a new version of evidence {episode['id']}"
         )
-    cons.consolidate(STRICT)
-    cons.put("Standup started late after the network outage.", "episode", tags=["standup"])
-    cons.consolidate(STRICT)
-    assert len(_rules(cons)) == 1, (
-        f"CONS-10: promotion is not idempotent per signature: {len(_rules(cons))} rules after "
+    driver.consolidate(STRICT)
+    driver.put("Standup started late after the network outage.", "episode", tags=["standup"])
+    driver.consolidate(STRICT)
+    assert len(_rules(driver)) == 1, (
+        f"CONS-10: promotion is not idempotent per signature: {len(_rules(driver))} rules after "
         "three passes"
     )
 
 
 @pytest.mark.requirement("CONS-10")
-def test_no_promotion_below_threshold(cons: Cons) -> None:
+def test_no_promotion_below_threshold(driver: Driver) -> None:
     for body in ("Standup overran because of the outage review.",
                  "Standup was cut short by a fire drill.",
                  "Standup moved to the big room on Thursday."):
-        cons.put(body, "episode", tags=["standup"])
-    cons.consolidate({"near_dup_threshold": "0.95", "promotion_threshold": 4})
-    assert not _rules(cons), "CONS-10: a rule was promoted from 3 episodes with threshold 4"
-    cons.put("Standup is skipped on public holidays.", "fact", tags=["standup"])
-    cons.consolidate({"near_dup_threshold": "0.95", "promotion_threshold": 4})
-    assert not _rules(cons), "CONS-10: a fact was counted as an episode towards promotion"
+        driver.put(body, "episode", tags=["standup"])
+    driver.consolidate({"near_dup_threshold": "0.95", "promotion_threshold": 4})
+    assert not _rules(driver), "CONS-10: a rule was promoted from 3 episodes with threshold 4"
+    driver.put("Standup is skipped on public holidays.", "fact", tags=["standup"])
+    driver.consolidate({"near_dup_threshold": "0.95", "promotion_threshold": 4})
+    assert not _rules(driver), "CONS-10: a fact was counted as an episode towards promotion"
 
 
 # -- flag sweep --------------------------------------------------------------------------
 
 
 @pytest.mark.requirement("CONS-11")
-def test_every_pass_sweeps_rule_flags(cons: Cons) -> None:
-    dead = cons.put("The old VPN client needed a restart.")
-    cons.engine.call("apply_proposal", proposal=build.proposal(
+def test_every_pass_sweeps_rule_flags(driver: Driver) -> None:
+    dead = driver.put("The old VPN client needed a restart.")
+    driver.engine.call("apply_proposal", proposal=build.proposal(
         "archive", target_id=dead["id"], reason="client retired"),
-        now=cons.clock.advance(seconds=1))
-    live = cons.put("The printer on floor two jams on thick paper.")
-    stale = cons.put("Restart the VPN client whenever it hangs.", "rule", evidence=[dead["id"]])
-    orphan = cons.put("Water the office plants on Mondays.", "rule",
-                      evidence=[fresh_id("gone")])
-    wrongly = {**cons.new("Use thin paper in the floor two printer.", "rule",
-                          evidence=[live["id"]]), "flagged": True, "flag_reason": "stale"}
-    cons.engine.call("put", record=wrongly)
-    fine = cons.put("Feed the printer from tray two.", "rule", evidence=[live["id"], dead["id"]])
-    fine_history = cons.history(fine["id"])
-    report = cons.consolidate(STRICT)
+        now=driver.clock.advance(seconds=1))
+    live = driver.put("The printer on floor two jams on thick paper.")
+    stale = driver.put("Restart the VPN client whenever it hangs.", "rule", evidence=[dead["id"]])
+    orphan = driver.put("Water the office plants on Mondays.", "rule",
+                        evidence=[fresh_id("gone")])
+    wrongly = {**driver.new("Use thin paper in the floor two printer.", "rule",
+                            evidence=[live["id"]]), "flagged": True, "flag_reason": "stale"}
+    driver.engine.call("put", record=wrongly)
+    fine = driver.put("Feed the printer from tray two.", "rule", evidence=[live["id"], dead["id"]])
+    fine_history = driver.history(fine["id"])
+    report = driver.consolidate(STRICT)
     for rule in (stale, orphan):
-        now = cons.get(rule["id"])
+        now = driver.get(rule["id"])
         if not (now["flagged"] is True and isinstance(now["flag_reason"], str) and \
             now["flag_reason"].strip()):
             raise RequirementFailed(
@@ -428,11 +392,11 @@ def test_every_pass_sweeps_rule_flags(cons: Cons) -> None:
         if now["state"] != "active":
             raise RequirementFailed("CONS-11", f"flagging (RULE-6) moved {rule['id']} to "
                                                f"{now['state']}")
-    cleared = cons.get(wrongly["id"])
+    cleared = driver.get(wrongly["id"])
     if not (cleared["flagged"] is False and cleared["flag_reason"] is None):
         raise RequirementFailed(
             "CONS-11", "(RULE-3) the sweep left a rule flagged although its evidence is live")
-    if cons.history(fine["id"]) != fine_history:
+    if driver.history(fine["id"]) != fine_history:
         raise RequirementFailed("CONS-11", "the sweep rewrote a rule whose flag was already right")
     sweeps = [x for x in report["actions"] if x["pass"] == "flag-sweep"]
     swept = {rid for x in sweeps for rid in x["record_ids"]}
@@ -454,10 +418,10 @@ def test_every_pass_sweeps_rule_flags(cons: Cons) -> None:
 
 
 @pytest.mark.requirement("CONS-1")
-def test_sub_passes_run_in_order(cons: Cons, engine: EngineSession) -> None:
-    for record in _seed_everything(cons):
+def test_sub_passes_run_in_order(driver: Driver, engine: EngineSession) -> None:
+    for record in _seed_everything(driver):
         engine.call("put", record=record)
-    report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    report = driver.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
     order = [PASSES.index(x["pass"]) for x in report["actions"]]
     assert order == sorted(order), (
         f"CONS-1: the report's actions are not in sub-pass order: "
@@ -470,12 +434,12 @@ def test_sub_passes_run_in_order(cons: Cons, engine: EngineSession) -> None:
 
 @pytest.mark.requirement("CONS-2")
 def test_every_consolidation_write_is_a_legal_lifecycle_step(
-    cons: Cons, engine: EngineSession
+    driver: Driver, engine: EngineSession
 ) -> None:
-    for record in _seed_everything(cons):
+    for record in _seed_everything(driver):
         engine.call("put", record=record)
     before = snapshot(engine)
-    cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    driver.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
     after = snapshot(engine)
     for rid, versions in before.items():
         if after[rid][: len(versions)] != versions:
@@ -490,11 +454,11 @@ _ACTIONS = {"supersede", "merge", "transition", "resolve", "create", "flag", "un
 
 
 @pytest.mark.requirement("CONS-3")
-def test_report_records_every_mutation(cons: Cons, engine: EngineSession) -> None:
-    for record in _seed_everything(cons):
+def test_report_records_every_mutation(driver: Driver, engine: EngineSession) -> None:
+    for record in _seed_everything(driver):
         engine.call("put", record=record)
     before = snapshot(engine)
-    report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    report = driver.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
     after = snapshot(engine)
     histories = {rid: engine.call("history", id=rid)["records"] for rid in after}
     old_state = {rid: histories[rid][len(v) - 1]["state"] for rid, v in before.items()}
@@ -542,8 +506,8 @@ def test_report_records_every_mutation(cons: Cons, engine: EngineSession) -> Non
 
 
 @pytest.mark.requirement("CONS-4")
-def test_same_store_same_report(cons: Cons, engine: EngineSession, clock: KitClock) -> None:
-    seed = _seed_everything(cons)
+def test_same_store_same_report(driver: Driver, engine: EngineSession, clock: KitClock) -> None:
+    seed = _seed_everything(driver)
     now = clock.advance(days=2)
     firsts = [r for r in seed if r["state"] == "active"]
     laters = [r for r in seed if r["state"] != "active"]
@@ -553,7 +517,7 @@ def test_same_store_same_report(cons: Cons, engine: EngineSession, clock: KitClo
         engine.call("reset")
         for record in order:
             engine.call("put", record=record)
-        reports.append(canonical_json(cons.consolidate(
+        reports.append(canonical_json(driver.consolidate(
             {"near_dup_threshold": "0.6", "promotion_threshold": 3}, now=now)))
         stores.append(snapshot(engine))
     for i, (report, store) in enumerate(zip(reports[1:], stores[1:], strict=True), start=1):
@@ -567,25 +531,25 @@ def test_same_store_same_report(cons: Cons, engine: EngineSession, clock: KitClo
 
 
 @pytest.mark.requirement("CONS-13")
-def test_default_operator_detects_slot_disagreement(cons: Cons) -> None:
-    db_a = cons.put("Our analytics warehouse runs on one engine.", slots={"warehouse": "duckdb"})
-    db_b = cons.put("Reports are served from the analytics store.",
-                    slots={"warehouse": "clickhouse"})
-    proc_a = cons.put("Rotate the keys monthly.", "procedure", slots={"rotation": {"days": 30}})
-    proc_b = cons.put("Key rotation happens on a schedule.", "procedure",
-                      slots={"rotation": {"days": 90}})
-    same_a = cons.put("The office opens early.", slots={"opens": {"hour": 7}})
-    same_b = cons.put("Doors unlock before most people arrive.", slots={"opens": {"hour": 7}})
-    cons.consolidate(STRICT)
+def test_default_operator_detects_slot_disagreement(driver: Driver) -> None:
+    db_a = driver.put("Our analytics warehouse runs on one engine.", slots={"warehouse": "duckdb"})
+    db_b = driver.put("Reports are served from the analytics store.",
+                      slots={"warehouse": "clickhouse"})
+    proc_a = driver.put("Rotate the keys monthly.", "procedure", slots={"rotation": {"days": 30}})
+    proc_b = driver.put("Key rotation happens on a schedule.", "procedure",
+                        slots={"rotation": {"days": 90}})
+    same_a = driver.put("The office opens early.", slots={"opens": {"hour": 7}})
+    same_b = driver.put("Doors unlock before most people arrive.", slots={"opens": {"hour": 7}})
+    driver.consolidate(STRICT)
     for a, b in ((db_a, db_b), (proc_a, proc_b)):
-        left, right = cons.get(a["id"]), cons.get(b["id"])
+        left, right = driver.get(a["id"]), driver.get(b["id"])
         assert left["state"] == right["state"] == "transitional" and \
             left["transition"] == right["transition"], (
                 f"CONS-13: two active {a['type']}s whose shared slot disagrees were not put "
                 f"into one transition (states {left['state']}, {right['state']})"
             )
     for record in (same_a, same_b):
-        assert cons.get(record["id"])["state"] == "active", (
+        assert driver.get(record["id"])["state"] == "active", (
             "CONS-13: records whose shared slot holds equal values were treated as a "
             "contradiction"
         )
@@ -597,16 +561,18 @@ def _first_versions(engine: EngineSession, rid: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.requirement("CONS-3")
-def test_each_action_lists_exactly_its_records_in_order(cons: Cons, engine: EngineSession) -> None:
-    for record in _seed_everything(cons):
+def test_each_action_lists_exactly_its_records_in_order(
+    driver: Driver, engine: EngineSession
+) -> None:
+    for record in _seed_everything(driver):
         engine.call("put", record=record)
-    wrongly = {**cons.new("Use thin paper in the floor two printer.", "rule",
-                          evidence=[cons.put("The floor two printer jams.")["id"]]),
+    wrongly = {**driver.new("Use thin paper in the floor two printer.", "rule",
+                            evidence=[driver.put("The floor two printer jams.")["id"]]),
                "flagged": True, "flag_reason": "stale"}
     engine.call("put", record=wrongly)
     existing = {r["id"] for r in engine.call("iterate")["records"]}
-    report = cons.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
-    latest = cons.latest()
+    report = driver.consolidate({"near_dup_threshold": "0.6", "promotion_threshold": 3})
+    latest = driver.latest()
     seen: set[str] = set()
     for action in report["actions"]:
         ids, kind = action["record_ids"], action["action"]

@@ -9,6 +9,7 @@ import pytest
 from memspec import is_reason
 from memspec.conformance import _builders as build
 from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import describe_change, snapshot
 from memspec.conformance._outcomes import RequirementFailed
 from memspec.conformance._session import EngineSession
@@ -18,42 +19,16 @@ HARSH = {"half_life_days": 1, "reinforcement_bonus": 0, "archive_threshold": 0.5
 FAR = 3650  # days after the clock's start: ten years on
 
 
-class Decay:
-    """Seeds the store and runs decay passes far in the future."""
-
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine, self.clock, self.serial = engine, clock, 0
-
-    def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
-        self.serial += 1
-        provenance = {"kind": "observation", "ref": f"decay-{self.serial}", "agent": None}
-        return build.record(kind, body, created_at=self.clock.now(), provenance=provenance,
-                            **fields)
-
-    def put(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
-        record = self.new(body, kind, **fields)
-        self.engine.call("put", record=record)
-        return record
-
-    def apply(self, proposal: dict[str, Any]) -> None:
-        self.engine.call("apply_proposal", proposal=proposal, now=self.clock.advance(seconds=1))
-
-    def decay(self, config: dict[str, Any] | None = HARSH,
-              now: str | None = None) -> dict[str, Any]:
-        args: dict[str, Any] = {"now": now or self.clock.at(FAR)}
-        if config is not None:
-            args["config"] = config
-        report: dict[str, Any] = self.engine.call("decay", **args)
-        return report
-
-    def get(self, rid: str) -> dict[str, Any]:
-        record: dict[str, Any] = self.engine.call("get", id=rid)["record"]
-        return record
-
-
 @pytest.fixture
-def dec(engine: EngineSession, clock: KitClock) -> Decay:
-    return Decay(engine, clock)
+def driver(driver: Driver) -> Driver:
+    """The kit's driver, with this suite's provenance refs (decay-1, decay-2, ...)."""
+    return driver.configured(ref_prefix="decay")
+
+
+def _decay(driver: Driver, config: dict[str, Any] | None = HARSH,
+           now: str | None = None) -> dict[str, Any]:
+    """A decay pass (default: the harsh config, ten years on)."""
+    return driver.decay(config, now or driver.clock.at(FAR))
 
 
 def _protections(report: dict[str, Any]) -> dict[str, str]:
@@ -61,23 +36,23 @@ def _protections(report: dict[str, Any]) -> dict[str, str]:
 
 
 @pytest.mark.requirement("DEC-1")
-def test_low_salience_is_archived_never_deleted(dec: Decay, engine: EngineSession) -> None:
-    old = dec.put("the fax machine is in room 12")
-    gone = dec.put("the old intranet lived at intranet.local")
-    successor = build.record("fact", "the intranet moved to the wiki", created_at=dec.clock.now(),
-                             provenance={"kind": "observation", "ref": "decay-s", "agent": None},
-                             supersedes=gone["id"])
-    dec.apply(build.proposal("supersede", successor, target_id=gone["id"], reason="moved"))
+def test_low_salience_is_archived_never_deleted(driver: Driver, engine: EngineSession) -> None:
+    old = driver.put("the fax machine is in room 12")
+    gone = driver.put("the old intranet lived at intranet.local")
+    successor = build.record("fact", "the intranet moved to the wiki",
+                             created_at=driver.clock.now(), supersedes=gone["id"],
+                             provenance={"kind": "observation", "ref": "decay-s", "agent": None})
+    driver.apply(build.proposal("supersede", successor, target_id=gone["id"], reason="moved"))
     before = snapshot(engine)
-    now = dec.clock.at(FAR)
-    report = dec.decay(now=now)
+    now = driver.clock.at(FAR)
+    report = _decay(driver, now=now)
     for record in (old, gone, successor):
         if record["id"] not in report["archived"]:
             raise RequirementFailed(
                 "DEC-1",
                 f"{record['id']} has salience far below the threshold but was not archived "
                 f"(report {report['archived']})")
-        latest = dec.get(record["id"])
+        latest = driver.get(record["id"])
         if latest["state"] != "archived":
             raise RequirementFailed(
                 "DEC-1", f"{record['id']} is reported archived but stored as {latest['state']}")
@@ -100,11 +75,11 @@ def test_low_salience_is_archived_never_deleted(dec: Decay, engine: EngineSessio
 
 
 @pytest.mark.requirement("DEC-1")
-def test_records_above_threshold_are_left_alone(dec: Decay, engine: EngineSession) -> None:
-    fresh = dec.put("the parking permit renews in june", confidence="1.0000")
+def test_records_above_threshold_are_left_alone(driver: Driver, engine: EngineSession) -> None:
+    fresh = driver.put("the parking permit renews in june", confidence="1.0000")
     before = snapshot(engine)
-    report = dec.decay({"half_life_days": 30, "reinforcement_bonus": 0.25,
-                        "archive_threshold": 0.05}, now=dec.clock.at(1))
+    report = _decay(driver, {"half_life_days": 30, "reinforcement_bonus": 0.25,
+                             "archive_threshold": 0.05}, now=driver.clock.at(1))
     assert fresh["id"] not in report["archived"], (
         "DEC-1: a one-day-old record with confidence 1 was archived with default-like settings"
     )
@@ -112,17 +87,17 @@ def test_records_above_threshold_are_left_alone(dec: Decay, engine: EngineSessio
 
 
 @pytest.mark.requirement("DEC-2", "DEC-5")
-def test_transitional_records_never_decay(dec: Decay) -> None:
-    a = dec.put("the staging database is Postgres")
-    b = dec.put("the staging database is not Postgres")
-    dec.apply(build.proposal("transition", target_id=a["id"], other_id=b["id"],
-                             reason="dispute"))
-    report = dec.decay()
+def test_transitional_records_never_decay(driver: Driver) -> None:
+    a = driver.put("the staging database is Postgres")
+    b = driver.put("the staging database is not Postgres")
+    driver.apply(build.proposal("transition", target_id=a["id"], other_id=b["id"],
+                                reason="dispute"))
+    report = _decay(driver)
     protected = _protections(report)
     for side in (a, b):
         if side["id"] in report["archived"]:
             raise RequirementFailed("DEC-2", f"transitional {side['id']} decayed")
-        if dec.get(side["id"])["state"] != "transitional":
+        if driver.get(side["id"])["state"] != "transitional":
             raise RequirementFailed(
                 "DEC-2", f"transitional {side['id']} left its state during decay")
         if protected.get(side["id"]) != "transitional":
@@ -133,13 +108,13 @@ def test_transitional_records_never_decay(dec: Decay) -> None:
 
 
 @pytest.mark.requirement("DEC-3", "DEC-5")
-def test_unflagged_rules_never_decay(dec: Decay) -> None:
-    cited = dec.put("the night build failed on tuesday", "episode")
-    rule = dec.put("night builds fail after schema changes", "rule", evidence=[cited["id"]])
-    report = dec.decay()
+def test_unflagged_rules_never_decay(driver: Driver) -> None:
+    cited = driver.put("the night build failed on tuesday", "episode")
+    rule = driver.put("night builds fail after schema changes", "rule", evidence=[cited["id"]])
+    report = _decay(driver)
     if rule["id"] in report["archived"]:
         raise RequirementFailed("DEC-3", "an unflagged rule decayed")
-    if dec.get(rule["id"])["state"] != "active":
+    if driver.get(rule["id"])["state"] != "active":
         raise RequirementFailed("DEC-3", "an unflagged rule left active")
     if _protections(report).get(rule["id"]) != "unflagged-rule":
         raise RequirementFailed(
@@ -148,14 +123,14 @@ def test_unflagged_rules_never_decay(dec: Decay) -> None:
 
 
 @pytest.mark.requirement("DEC-3")
-def test_flagged_rules_may_decay(dec: Decay) -> None:
-    dead = dec.put("the old VPN client hung")
-    dec.apply(build.proposal("archive", target_id=dead["id"], reason="retired"))
-    flagged = {**dec.new("restart the VPN client when it hangs", "rule",
-                         evidence=[dead["id"]]),
+def test_flagged_rules_may_decay(driver: Driver) -> None:
+    dead = driver.put("the old VPN client hung")
+    driver.apply(build.proposal("archive", target_id=dead["id"], reason="retired"))
+    flagged = {**driver.new("restart the VPN client when it hangs", "rule",
+                            evidence=[dead["id"]]),
                "flagged": True, "flag_reason": "every evidence record is archived"}
-    dec.engine.call("put", record=flagged)
-    report = dec.decay()
+    driver.engine.call("put", record=flagged)
+    report = _decay(driver)
     assert flagged["id"] in report["archived"], (
         "DEC-3: a flagged rule far below the threshold was not archived; only unflagged rules "
         "are protected"
@@ -163,18 +138,18 @@ def test_flagged_rules_may_decay(dec: Decay) -> None:
 
 
 @pytest.mark.requirement("DEC-4", "DEC-5")
-def test_rule_evidence_never_decays(dec: Decay) -> None:
-    cited = dec.put("deploys on friday broke the cache twice")
-    other = dec.put("deploys on friday are frowned upon")
-    rule = dec.put("never deploy on fridays", "rule", evidence=[cited["id"], other["id"]])
-    loose = dec.put("the cafeteria closes at three")
-    report = dec.decay()
+def test_rule_evidence_never_decays(driver: Driver) -> None:
+    cited = driver.put("deploys on friday broke the cache twice")
+    other = driver.put("deploys on friday are frowned upon")
+    rule = driver.put("never deploy on fridays", "rule", evidence=[cited["id"], other["id"]])
+    loose = driver.put("the cafeteria closes at three")
+    report = _decay(driver)
     protected = _protections(report)
     for evidence in (cited, other):
         if evidence["id"] in report["archived"]:
             raise RequirementFailed(
                 "DEC-4", f"{evidence['id']} is evidence of an active rule but decayed")
-        if dec.get(evidence["id"])["state"] != "active":
+        if driver.get(evidence["id"])["state"] != "active":
             raise RequirementFailed(
                 "DEC-4", f"rule evidence {evidence['id']} left active during decay")
         if protected.get(evidence["id"]) != "rule-evidence":
@@ -189,18 +164,18 @@ def test_rule_evidence_never_decays(dec: Decay) -> None:
 
 
 @pytest.mark.requirement("DEC-5")
-def test_protections_name_below_threshold_records_only(dec: Decay) -> None:
-    a = dec.put("the wifi is called office-5g")
-    b = dec.put("the wifi is not called office-5g")
-    dec.apply(build.proposal("transition", target_id=a["id"], other_id=b["id"],
-                             reason="dispute"))
-    rule = dec.put("the boiler is serviced yearly", "rule", evidence=[a["id"]])
-    cited = dec.put("the boiler was serviced in may")
-    dec.put("the boiler room is locked", "rule", evidence=[cited["id"]])
-    gone = dec.put("the old boiler leaked")
-    considered = {r["id"] for r in dec.engine.call("iterate")["records"]
+def test_protections_name_below_threshold_records_only(driver: Driver) -> None:
+    a = driver.put("the wifi is called office-5g")
+    b = driver.put("the wifi is not called office-5g")
+    driver.apply(build.proposal("transition", target_id=a["id"], other_id=b["id"],
+                                reason="dispute"))
+    rule = driver.put("the boiler is serviced yearly", "rule", evidence=[a["id"]])
+    cited = driver.put("the boiler was serviced in may")
+    driver.put("the boiler room is locked", "rule", evidence=[cited["id"]])
+    gone = driver.put("the old boiler leaked")
+    considered = {r["id"] for r in driver.engine.call("iterate")["records"]
                   if r["state"] != "archived"}
-    report = dec.decay()
+    report = _decay(driver)
     assert set(report["saliences"]) == considered, (
         f"DEC-5: saliences should be reported for every record that is not archived "
         f"({len(considered)}), got {len(report['saliences'])}"
@@ -231,9 +206,9 @@ def test_protections_name_below_threshold_records_only(dec: Decay) -> None:
 
 
 @pytest.mark.requirement("DEC-6")
-def test_reference_salience_scoring(dec: Decay, clock: KitClock) -> None:
-    record = dec.put("the spare toner is in the cupboard", confidence="0.8000")
-    report = dec.decay(None, now=clock.at(30))
+def test_reference_salience_scoring(driver: Driver, clock: KitClock) -> None:
+    record = driver.put("the spare toner is in the cupboard", confidence="0.8000")
+    report = _decay(driver, None, now=clock.at(30))
     value = report["saliences"].get(record["id"])
     assert value is not None, "DEC-6: the decay report gives no salience for the record"
     assert abs(value - 0.4) <= 1e-4, (
@@ -243,7 +218,7 @@ def test_reference_salience_scoring(dec: Decay, clock: KitClock) -> None:
     assert record["id"] not in report["archived"], (
         "DEC-6: a record at salience 0.4 was archived under the default threshold 0.05"
     )
-    late = dec.decay(None, now=clock.at(30 * 5))
+    late = _decay(driver, None, now=clock.at(30 * 5))
     assert abs(late["saliences"][record["id"]] - 0.8 / 32) <= 1e-4, (
         f"DEC-6: salience after five half-lives is {late['saliences'][record['id']]}, expected "
         f"{0.8 / 32}"
@@ -257,13 +232,13 @@ def test_reference_salience_scoring(dec: Decay, clock: KitClock) -> None:
 @pytest.mark.requirement("DEC-6")
 @pytest.mark.profile("recall")
 def test_reference_salience_with_touches(
-    dec: Decay, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    touched = dec.put("the label printer needs the blue tape", confidence="0.8000")
-    idle = dec.put("the label printer lives by the window", confidence="0.8000")
+    touched = driver.put("the label printer needs the blue tape", confidence="0.8000")
+    idle = driver.put("the label printer lives by the window", confidence="0.8000")
     for _ in range(3):
         engine.call("touch", id=touched["id"], now=clock.at(10))
-    report = dec.decay(None, now=clock.at(40))
+    report = _decay(driver, None, now=clock.at(40))
     expected = {touched["id"]: 0.8 * 0.5 + 0.25 * 3, idle["id"]: 0.8 * 0.5 ** (40 / 30)}
     for rid, want in expected.items():
         got = report["saliences"].get(rid)
@@ -272,8 +247,8 @@ def test_reference_salience_with_touches(
             "confidence x 0.5^(idle days / 30) + 0.25 x touches, idle days counted from the "
             "last touch (3 touches on day 10, decay on day 40)"
         )
-    tuned = dec.decay({"half_life_days": 15, "reinforcement_bonus": 0.1,
-                       "archive_threshold": 0.01}, now=clock.at(40))
+    tuned = _decay(driver, {"half_life_days": 15, "reinforcement_bonus": 0.1,
+                            "archive_threshold": 0.01}, now=clock.at(40))
     want = 0.8 * 0.25 + 0.1 * 3
     assert abs(tuned["saliences"][touched["id"]] - want) <= 1e-4, (
         f"DEC-6: with half_life_days 15 and reinforcement_bonus 0.1 the salience is "
@@ -282,12 +257,12 @@ def test_reference_salience_with_touches(
 
 
 @pytest.mark.requirement("DEC-7")
-def test_decay_writes_nothing_but_archivals(dec: Decay, engine: EngineSession) -> None:
-    keep = dec.put("the conference room seats twelve", confidence="1.0000")
-    drop = dec.put("the projector bulb was replaced", confidence="0.1000")
+def test_decay_writes_nothing_but_archivals(driver: Driver, engine: EngineSession) -> None:
+    keep = driver.put("the conference room seats twelve", confidence="1.0000")
+    drop = driver.put("the projector bulb was replaced", confidence="0.1000")
     before = snapshot(engine)
-    report = dec.decay({"half_life_days": 365, "reinforcement_bonus": 0.25,
-                        "archive_threshold": 0.5}, now=dec.clock.at(10))
+    report = _decay(driver, {"half_life_days": 365, "reinforcement_bonus": 0.25,
+                             "archive_threshold": 0.5}, now=driver.clock.at(10))
     assert report["archived"] == [drop["id"]], (
         f"DEC-7: expected only the low-confidence record archived, got {report['archived']}"
     )
@@ -296,22 +271,22 @@ def test_decay_writes_nothing_but_archivals(dec: Decay, engine: EngineSession) -
         "DEC-7: decay wrote a version of a record it did not archive (salience bookkeeping "
         "belongs in the sidecar, never in the record)"
     )
-    archived = dec.get(drop["id"])
+    archived = driver.get(drop["id"])
     extra = set(archived) - set(drop) - {"occurred_at"}
     assert not extra, f"DEC-7: decay added fields {sorted(extra)} to the record"
 
 
 @pytest.mark.requirement("DEC-7", "RCL-4")
 def test_touches_live_in_the_sidecar_and_slow_decay(
-    dec: Decay, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    touched = dec.put("the lab key hangs by the door", confidence="0.3000")
-    idle = dec.put("the lab key hangs by the door", confidence="0.3000")
+    touched = driver.put("the lab key hangs by the door", confidence="0.3000")
+    idle = driver.put("the lab key hangs by the door", confidence="0.3000")
     for day in (1, 2, 3):
         engine.call("touch", id=touched["id"], now=clock.at(day))
     before = snapshot(engine)
-    report = dec.decay({"half_life_days": 1, "reinforcement_bonus": 0.25,
-                        "archive_threshold": 0.2}, now=clock.at(4))
+    report = _decay(driver, {"half_life_days": 1, "reinforcement_bonus": 0.25,
+                             "archive_threshold": 0.2}, now=clock.at(4))
     saliences = report["saliences"]
     if saliences[touched["id"]] <= saliences[idle["id"]]:
         raise RequirementFailed(

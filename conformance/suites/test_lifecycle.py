@@ -15,6 +15,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from memspec import is_reason
 from memspec.conformance import _builders as build
 from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import (
     LEGAL_TRANSITIONS,
     LifecycleMachine,
@@ -31,60 +32,6 @@ from memspec.conformance._session import EngineSession
 from memspec.data import record_states
 
 _STATES = record_states()
-
-
-class Kit:
-    """Small steps the example tests share: making records and applying proposals."""
-
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine, self.clock, self.serial = engine, clock, 0
-
-    def new(self, body: str = "the kettle is in the left cupboard", kind: str = "fact",
-            **fields: Any) -> dict[str, Any]:
-        self.serial += 1
-        provenance = {"kind": "observation", "ref": f"kit-{self.serial}", "agent": None}
-        return build.record(kind, body, created_at=self.clock.now(), provenance=provenance,
-                            **fields)
-
-    def create(self, body: str = "the kettle is in the left cupboard", kind: str = "fact",
-               **fields: Any) -> dict[str, Any]:
-        record = self.new(body, kind, **fields)
-        self.apply(build.proposal("create", record))
-        return record
-
-    def apply(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:
-        written: list[dict[str, Any]] = self.engine.call(
-            "apply_proposal", proposal=proposal, now=self.clock.advance(seconds=1))["written"]
-        return written
-
-    def get(self, rid: str) -> dict[str, Any]:
-        record: dict[str, Any] = self.engine.call("get", id=rid)["record"]
-        return record
-
-    def history(self, rid: str) -> list[dict[str, Any]]:
-        versions: list[dict[str, Any]] = self.engine.call("history", id=rid)["records"]
-        return versions
-
-    def pair(self, reason: str = "they disagree") -> tuple[dict[str, Any], dict[str, Any]]:
-        a = self.create("the staging database is Postgres")
-        b = self.create("the staging database is not Postgres")
-        self.apply(build.proposal("transition", target_id=a["id"], other_id=b["id"],
-                                  reason=reason))
-        return a, b
-
-    def supersede(self, old: dict[str, Any], body: str = "the kettle moved to the right",
-                  reason: str = "the kettle moved") -> dict[str, Any]:
-        successor = self.new(body, supersedes=old["id"])
-        self.apply(build.proposal("supersede", successor, target_id=old["id"], reason=reason))
-        return successor
-
-    def archive(self, rid: str, reason: str = "no longer relevant") -> None:
-        self.apply(build.proposal("archive", target_id=rid, reason=reason))
-
-
-@pytest.fixture
-def kit(engine: EngineSession, clock: KitClock) -> Kit:
-    return Kit(engine, clock)
 
 
 # -- the state machine ------------------------------------------------------------------
@@ -120,12 +67,12 @@ def test_is_legal_matches_the_table(engine: EngineSession) -> None:
 
 
 @pytest.mark.requirement("LC-2")
-def test_archived_is_terminal(kit: Kit, engine: EngineSession, clock: KitClock) -> None:
-    gone = kit.create()
-    other = kit.create("standup starts at nine")
-    kit.archive(gone["id"])
+def test_archived_is_terminal(driver: Driver, engine: EngineSession, clock: KitClock) -> None:
+    gone = driver.create()
+    other = driver.create("standup starts at nine")
+    driver.archive(gone["id"])
     now = clock.advance(seconds=1)
-    successor = kit.new("the kettle is back", supersedes=gone["id"])
+    successor = driver.new("the kettle is back", supersedes=gone["id"])
     cases = {
         "archive of an archived record": build.proposal("archive", target_id=gone["id"],
                                                         reason="again"),
@@ -138,18 +85,18 @@ def test_archived_is_terminal(kit: Kit, engine: EngineSession, clock: KitClock) 
     for what, proposal in cases.items():
         expect_rejected(engine, "apply_proposal", "lifecycle", "LC-2", what,
                         proposal=proposal, now=now)
-    assert kit.get(gone["id"])["state"] == "archived", "LC-2: an archived record left archived"
+    assert driver.get(gone["id"])["state"] == "archived", "LC-2: an archived record left archived"
 
 
 @pytest.mark.requirement("LC-3")
 def test_every_state_change_needs_a_reason(
-    kit: Kit, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    old = kit.create()
-    other = kit.create("standup starts at nine")
+    old = driver.create()
+    other = driver.create("standup starts at nine")
     now = clock.advance(seconds=1)
     for reason in ("", "   "):
-        successor = kit.new("the kettle moved", supersedes=old["id"])
+        successor = driver.new("the kettle moved", supersedes=old["id"])
         for what, proposal in {
             "supersede": build.proposal("supersede", successor, target_id=old["id"],
                                         reason=reason),
@@ -159,7 +106,7 @@ def test_every_state_change_needs_a_reason(
         }.items():
             expect_rejected(engine, "apply_proposal", "proposal", "LC-3",
                             f"{what} with reason {reason!r}", proposal=proposal, now=now)
-    a, b = kit.pair()
+    a, b = driver.pair()
     expect_rejected(engine, "resolve", "lifecycle", "LC-3",
                     "resolution with an empty reason", winner_id=a["id"], loser_id=b["id"],
                     reason="", now=clock.advance(seconds=1))
@@ -167,10 +114,10 @@ def test_every_state_change_needs_a_reason(
 
 @pytest.mark.requirement("LC-3", "LC-5", "SUP-2")
 def test_supersede_writes_the_exact_versions(
-    kit: Kit, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    old = kit.create()
-    successor = kit.new("the kettle is in the right cupboard", supersedes=old["id"])
+    old = driver.create()
+    successor = driver.new("the kettle is in the right cupboard", supersedes=old["id"])
     now = clock.advance(seconds=1)
     written = engine.call("apply_proposal", proposal=build.proposal(
         "supersede", successor, target_id=old["id"], reason="the kettle moved"), now=now)
@@ -181,34 +128,36 @@ def test_supersede_writes_the_exact_versions(
             f"wrote {list(by_id)}")
     if canon(by_id[successor["id"]]) != canon(successor):
         raise RequirementFailed("OP-3", "the successor was written altered")
-    problems = version_problems(old, kit.get(old["id"]), now, {
+    problems = version_problems(old, driver.get(old["id"]), now, {
         "state": ("superseded", "SUP-2"), "superseded_by": (successor["id"], "SUP-2"),
         "state_reason": ("the kettle moved", "LC-3")})
     check_version("the new version", problems)
-    if kit.get(successor["id"])["supersedes"] != old["id"]:
+    if driver.get(successor["id"])["supersedes"] != old["id"]:
         raise RequirementFailed(
             "SUP-1", "the stored successor does not name the old record in supersedes")
 
 
 @pytest.mark.requirement("SUP-1")
-def test_supersede_without_back_reference_is_rejected(kit: Kit, engine: EngineSession,
+def test_supersede_without_back_reference_is_rejected(driver: Driver, engine: EngineSession,
                                                       clock: KitClock) -> None:
-    old = kit.create()
-    elsewhere = kit.create("standup starts at nine")
+    old = driver.create()
+    elsewhere = driver.create("standup starts at nine")
     now = clock.advance(seconds=1)
     for link in (None, elsewhere["id"]):
-        successor = kit.new("the kettle moved", supersedes=link)
+        successor = driver.new("the kettle moved", supersedes=link)
         expect_rejected(engine, "apply_proposal", "lifecycle", "SUP-1",
                         f"a successor whose supersedes is {link!r} instead of the old record",
                         proposal=build.proposal("supersede", successor, target_id=old["id"],
                                                 reason="moved"), now=now)
-    assert kit.get(old["id"])["state"] == "active", "SUP-1: the old record was superseded"
+    assert driver.get(old["id"])["state"] == "active", "SUP-1: the old record was superseded"
 
 
 @pytest.mark.requirement("OP-6", "SUP-1")
-def test_a_successor_must_be_a_new_record(kit: Kit, engine: EngineSession, clock: KitClock) -> None:
-    old = kit.create()
-    stored = kit.create("the kettle is in the right cupboard")
+def test_a_successor_must_be_a_new_record(
+    driver: Driver, engine: EngineSession, clock: KitClock
+) -> None:
+    old = driver.create()
+    stored = driver.create("the kettle is in the right cupboard")
     for what, successor in (
             ("an already stored record", {**stored, "supersedes": old["id"]}),
             ("a new version of an already stored record",
@@ -221,13 +170,13 @@ def test_a_successor_must_be_a_new_record(kit: Kit, engine: EngineSession, clock
 
 @pytest.mark.requirement("SUP-5", "LC-1")
 def test_only_active_records_are_superseded(
-    kit: Kit, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    a, _ = kit.pair()
-    gone = kit.create("standup starts at nine")
-    kit.supersede(gone, "standup starts at ten", "moved")
+    a, _ = driver.pair()
+    gone = driver.create("standup starts at nine")
+    driver.supersede(gone, "standup starts at ten", "moved")
     for target, state in ((a, "transitional"), (gone, "superseded")):
-        successor = kit.new(f"a successor of a {state} record", supersedes=target["id"])
+        successor = driver.new(f"a successor of a {state} record", supersedes=target["id"])
         expect_rejected(engine, "apply_proposal", "lifecycle", "SUP-5",
                         f"supersede of a {state} record",
                         proposal=build.proposal("supersede", successor, target_id=target["id"],
@@ -236,9 +185,11 @@ def test_only_active_records_are_superseded(
 
 
 @pytest.mark.requirement("TRN-3", "LC-5")
-def test_transition_marks_both_sides(kit: Kit, engine: EngineSession, clock: KitClock) -> None:
-    a = kit.create("the staging database is Postgres")
-    b = kit.create("the staging database is not Postgres")
+def test_transition_marks_both_sides(
+    driver: Driver, engine: EngineSession, clock: KitClock
+) -> None:
+    a = driver.create("the staging database is Postgres")
+    b = driver.create("the staging database is not Postgres")
     now = clock.advance(seconds=1)
     result = engine.call("apply_proposal", proposal=build.proposal(
         "transition", target_id=a["id"], other_id=b["id"], reason="they disagree"), now=now)
@@ -246,18 +197,18 @@ def test_transition_marks_both_sides(kit: Kit, engine: EngineSession, clock: Kit
         raise RequirementFailed("TRN-3", "a transition should write a new version of both sides")
     block = build.transition_block(a["id"], b["id"], "they disagree")
     for side in (a, b):
-        problems = version_problems(side, kit.get(side["id"]), now, {
+        problems = version_problems(side, driver.get(side["id"]), now, {
             "state": ("transitional", "TRN-3"), "transition": (block, "TRN-3")})
         check_version("the new version", problems)
 
 
 @pytest.mark.requirement("TRN-4")
-def test_transition_needs_two_distinct_active_records(kit: Kit, engine: EngineSession,
+def test_transition_needs_two_distinct_active_records(driver: Driver, engine: EngineSession,
                                                       clock: KitClock) -> None:
-    a = kit.create()
-    b, _ = kit.pair()
-    gone = kit.create("tea before coffee")
-    kit.archive(gone["id"])
+    a = driver.create()
+    b, _ = driver.pair()
+    gone = driver.create("tea before coffee")
+    driver.archive(gone["id"])
     for what, other in (("itself", a), ("a transitional record", b),
                         ("an archived record", gone)):
         expect_rejected(engine, "apply_proposal", "lifecycle", "TRN-4",
@@ -268,64 +219,64 @@ def test_transition_needs_two_distinct_active_records(kit: Kit, engine: EngineSe
 
 
 @pytest.mark.requirement("RES-1")
-def test_resolution_names_the_two_sides_of_one_transition(kit: Kit, engine: EngineSession,
+def test_resolution_names_the_two_sides_of_one_transition(driver: Driver, engine: EngineSession,
                                                           clock: KitClock) -> None:
-    a, b = kit.pair()
-    c = kit.create("the kettle is in the left cupboard")
-    d = kit.create("the kettle is not in the left cupboard")
-    kit.apply(build.proposal("transition", target_id=c["id"], other_id=d["id"],
-                             reason="kettle dispute"))
-    active = kit.create("standup starts at nine")
+    a, b = driver.pair()
+    c = driver.create("the kettle is in the left cupboard")
+    d = driver.create("the kettle is not in the left cupboard")
+    driver.apply(build.proposal("transition", target_id=c["id"], other_id=d["id"],
+                                reason="kettle dispute"))
+    active = driver.create("standup starts at nine")
     for what, winner, loser in (("sides of two different transitions", a, c),
                                 ("a record and itself", a, a),
                                 ("an active record", active, a)):
         expect_rejected(engine, "resolve", "lifecycle", "RES-1", f"resolution of {what}",
                         winner_id=winner["id"], loser_id=loser["id"], reason="settled",
                         now=clock.advance(seconds=1))
-    assert kit.get(b["id"])["state"] == "transitional", "RES-1: a rejected resolution wrote"
+    assert driver.get(b["id"])["state"] == "transitional", "RES-1: a rejected resolution wrote"
 
 
 @pytest.mark.requirement("RES-2", "RES-3", "LC-4")
 def test_resolution_outcome_and_loser_history(
-    kit: Kit, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    a, b = kit.pair()
-    won_before, lost_before = kit.get(a["id"]), kit.get(b["id"])
+    a, b = driver.pair()
+    won_before, lost_before = driver.get(a["id"]), driver.get(b["id"])
     now = clock.advance(seconds=1)
     result = engine.call("resolve", winner_id=a["id"], loser_id=b["id"],
                          reason="the config file says Postgres", now=now)
     if sorted(w["id"] for w in result["written"]) != sorted([a["id"], b["id"]]):
         raise RequirementFailed(
             "RES-2", "resolution should write one new version of the winner and of the loser")
-    problems = version_problems(won_before, kit.get(a["id"]), now, {
+    problems = version_problems(won_before, driver.get(a["id"]), now, {
         "state": ("active", "RES-2"), "transition": (None, "RES-2"),
         "state_reason": ("the config file says Postgres", "RES-2")})
-    problems += version_problems(lost_before, kit.get(b["id"]), now, {
+    problems += version_problems(lost_before, driver.get(b["id"]), now, {
         "state": ("superseded", "RES-2"), "transition": (None, "RES-2"),
         "superseded_by": (a["id"], "RES-2"),
         "state_reason": ("the config file says Postgres", "RES-2")})
     check_version("the new version", problems)
-    states = [v["state"] for v in kit.history(b["id"])]
+    states = [v["state"] for v in driver.history(b["id"])]
     if states != ["active", "transitional", "superseded"]:
         raise RequirementFailed(
             "RES-3",
             f"the loser's history should be active, transitional, superseded; it is {states}")
-    if canon(kit.history(b["id"])[0]) != canon(b):
+    if canon(driver.history(b["id"])[0]) != canon(b):
         raise RequirementFailed(
             "RES-3", "the loser's first version is no longer the record as born")
 
 
 @pytest.mark.requirement("LC-4", "LC-5")
 def test_superseded_and_archived_records_keep_their_history(
-    kit: Kit, engine: EngineSession
+    driver: Driver, engine: EngineSession
 ) -> None:
-    old = kit.create()
-    successor = kit.supersede(old)
-    kit.archive(old["id"], "old news")
-    kit.archive(successor["id"], "kettle sold")
+    old = driver.create()
+    successor = driver.supersede(old)
+    driver.archive(old["id"], "old news")
+    driver.archive(successor["id"], "kettle sold")
     for record, states in ((old, ["active", "superseded", "archived"]),
                            (successor, ["active", "archived"])):
-        versions = kit.history(record["id"])
+        versions = driver.history(record["id"])
         if [v["state"] for v in versions] != states:
             raise RequirementFailed(
                 "LC-4", f"history of {record['id']} is {[v['state'] for v in versions]}, "
@@ -345,9 +296,9 @@ def test_superseded_and_archived_records_keep_their_history(
 
 @pytest.mark.requirement("OP-1")
 def test_unknown_proposal_kinds_are_rejected(
-    kit: Kit, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    target = kit.create()
+    target = driver.create()
     for kind in ("delete", "redact", "update", "merge", "resolve", "CREATE", ""):
         expect_rejected(engine, "apply_proposal", "proposal", "OP-1",
                         f"a proposal of kind {kind!r}",
@@ -357,17 +308,17 @@ def test_unknown_proposal_kinds_are_rejected(
 
 @pytest.mark.requirement("OP-2", "OP-3")
 def test_invalid_proposals_are_not_repaired(
-    kit: Kit, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    old = kit.create()
-    other = kit.create("standup starts at nine")
-    unlinked = kit.new("the kettle moved")
+    old = driver.create()
+    other = driver.create("standup starts at nine")
+    unlinked = driver.new("the kettle moved")
     now = clock.advance(seconds=1)
     cases: list[tuple[str, str | tuple[str, ...], dict[str, Any]]] = [
         ("a supersede whose successor does not name the old record", "lifecycle",
          build.proposal("supersede", unlinked, target_id=old["id"], reason="moved")),
         ("a supersede without a reason", "proposal",
-         build.proposal("supersede", kit.new("moved", supersedes=old["id"]),
+         build.proposal("supersede", driver.new("moved", supersedes=old["id"]),
                         target_id=old["id"])),
         ("an archive without a reason", "proposal",
          build.proposal("archive", target_id=old["id"])),
@@ -375,16 +326,16 @@ def test_invalid_proposals_are_not_repaired(
          build.proposal("transition", target_id=other["id"], other_id=other["id"],
                         reason="conflict")),
         ("a create of a rule without evidence", "record",
-         build.proposal("create", kit.new("always do this", "rule"))),
+         build.proposal("create", driver.new("always do this", "rule"))),
     ]
     for what, classes, proposal in cases:
         expect_rejected(engine, "apply_proposal", classes, "OP-3", what, proposal=proposal,
                         now=now)
-    if [kit.get(r["id"])["state"] for r in (old, other)] != ["active", "active"]:
+    if [driver.get(r["id"])["state"] for r in (old, other)] != ["active", "active"]:
         raise RequirementFailed("OP-3", "an invalid proposal changed a record")
     # A create of a record that is not newborn: refusing it is OP-6's (its own test and
     # vectors); writing it altered, made newborn, is a repair, and OP-3's alone.
-    born_archived = {**kit.new("the old office closed"), "state": "archived",
+    born_archived = {**driver.new("the old office closed"), "state": "archived",
                      "state_reason": "the office closed"}
     result, _ = attempt(engine, "apply_proposal",
                         proposal=build.proposal("create", born_archived),
@@ -397,9 +348,9 @@ def test_invalid_proposals_are_not_repaired(
 
 @pytest.mark.requirement("OP-6")
 def test_create_needs_a_new_record_born_active(
-    kit: Kit, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    stored = kit.create()
+    stored = driver.create()
     now = clock.advance(seconds=1)
     expect_rejected(engine, "apply_proposal", "proposal", "OP-6",
                     "a create of an id already in the store",
@@ -413,7 +364,7 @@ def test_create_needs_a_new_record_born_active(
             fresh_id("t"), fresh_id("u"), "x")},
     }
     for what, changes in not_born.items():
-        record = {**kit.new("the kettle is here"), **changes}
+        record = {**driver.new("the kettle is here"), **changes}
         if "transition" in changes:
             record["transition"]["sides"][0] = record["id"]
         expect_rejected(engine, "apply_proposal", "proposal", "OP-6",
@@ -423,13 +374,13 @@ def test_create_needs_a_new_record_born_active(
 
 @pytest.mark.requirement("OP-6")
 def test_rule_without_evidence_is_rejected(
-    kit: Kit, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
     # RULE-1 itself is a format rule, judged by the record vectors; here it is the create
     # proposal's record that must be valid (OP-6), judged with lifecycle operations.
     expect_rejected(engine, "apply_proposal", "record", "OP-6",
                     "a create of a rule with empty evidence",
-                    proposal=build.proposal("create", kit.new("always lock the door", "rule")),
+                    proposal=build.proposal("create", driver.new("always lock the door", "rule")),
                     now=clock.advance(seconds=1))
 
 
@@ -448,19 +399,20 @@ def _refresh(
 
 @pytest.mark.requirement("RULE-2", "RULE-6")
 def test_rule_flagged_when_no_evidence_is_live(
-    kit: Kit, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    e1, e2 = kit.create("standup ran long on monday"), kit.create("standup ran long on friday")
-    kit.supersede(e1, "standup ran long on monday and tuesday", "more detail")
-    kit.archive(e2["id"])
+    e1 = driver.create("standup ran long on monday")
+    e2 = driver.create("standup ran long on friday")
+    driver.supersede(e1, "standup ran long on monday and tuesday", "more detail")
+    driver.archive(e2["id"])
     ghost = fresh_id("missing-evidence")
-    rule = kit.new("standups run long", "rule", evidence=[e1["id"], e2["id"], ghost])
+    rule = driver.new("standups run long", "rule", evidence=[e1["id"], e2["id"], ghost])
     for state_changes in ({}, {"state": "transitional"}):
         subject = dict(rule)
         if state_changes:
             subject = {**rule, "state": "transitional", "transition": build.transition_block(
                 rule["id"], fresh_id("other-side"), "dispute")}
-        refreshed = _refresh(engine, clock, subject, [kit.get(e1["id"]), kit.get(e2["id"])],
+        refreshed = _refresh(engine, clock, subject, [driver.get(e1["id"]), driver.get(e2["id"])],
                              [ghost])
         if refreshed["flagged"] is not True:
             raise RequirementFailed(
@@ -476,17 +428,17 @@ def test_rule_flagged_when_no_evidence_is_live(
 
 @pytest.mark.requirement("RULE-3")
 def test_rule_flag_cleared_when_evidence_is_live(
-    kit: Kit, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    live = kit.create("standup ran long on monday")
-    dead = kit.create("standup ran long on friday")
-    kit.archive(dead["id"])
-    flagged = {**kit.new("standups run long", "rule", evidence=[live["id"], dead["id"]]),
+    live = driver.create("standup ran long on monday")
+    dead = driver.create("standup ran long on friday")
+    driver.archive(dead["id"])
+    flagged = {**driver.new("standups run long", "rule", evidence=[live["id"], dead["id"]]),
                "flagged": True, "flag_reason": "evidence was invalidated"}
-    a, _ = kit.pair()
-    for evidence in (kit.get(live["id"]), kit.get(a["id"])):
+    a, _ = driver.pair()
+    for evidence in (driver.get(live["id"]), driver.get(a["id"])):
         rule = {**flagged, "evidence": [evidence["id"], dead["id"]]}
-        refreshed = _refresh(engine, clock, rule, [evidence, kit.get(dead["id"])], [])
+        refreshed = _refresh(engine, clock, rule, [evidence, driver.get(dead["id"])], [])
         assert refreshed["flagged"] is False and refreshed["flag_reason"] is None, (
             f"RULE-3: a flagged rule with {evidence['state']} evidence kept flagged="
             f"{refreshed['flagged']!r}, flag_reason={refreshed['flag_reason']!r}"
@@ -494,9 +446,12 @@ def test_rule_flag_cleared_when_evidence_is_live(
 
 
 @pytest.mark.requirement("RULE-5")
-def test_partial_evidence_set_is_rejected(kit: Kit, engine: EngineSession, clock: KitClock) -> None:
-    e1, e2 = kit.create("standup ran long on monday"), kit.create("standup ran long on friday")
-    rule = kit.new("standups run long", "rule", evidence=[e1["id"], e2["id"]])
+def test_partial_evidence_set_is_rejected(
+    driver: Driver, engine: EngineSession, clock: KitClock
+) -> None:
+    e1 = driver.create("standup ran long on monday")
+    e2 = driver.create("standup ran long on friday")
+    rule = driver.new("standups run long", "rule", evidence=[e1["id"], e2["id"]])
     expect_rejected(engine, "lifecycle", "lifecycle", "RULE-5",
                     "flag evaluation given one of two evidence records",
                     operation="refresh_rule_flag", records=[rule, e1], missing=[],
@@ -505,8 +460,8 @@ def test_partial_evidence_set_is_rejected(kit: Kit, engine: EngineSession, clock
 
 @pytest.mark.requirement("RULE-4")
 @pytest.mark.profile("lifecycle")
-def test_only_rules_are_flagged(kit: Kit, engine: EngineSession, clock: KitClock) -> None:
-    fact = kit.create("standup ran long on monday")
+def test_only_rules_are_flagged(driver: Driver, engine: EngineSession, clock: KitClock) -> None:
+    fact = driver.create("standup ran long on monday")
     expect_rejected(engine, "lifecycle", "lifecycle", "RULE-4",
                     "flag evaluation of a fact (only rules carry flags)",
                     operation="refresh_rule_flag", records=[fact], missing=[],
