@@ -9,6 +9,7 @@ import pytest
 
 from memspec.conformance import _builders as build
 from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import snapshot
 from memspec.conformance._session import EngineSession
 
@@ -16,39 +17,23 @@ from memspec.conformance._session import EngineSession
 GENTLE = {"half_life_days": 100000, "reinforcement_bonus": 0, "archive_threshold": 0.0001}
 
 
-class Expiry:
-    """Seeds records with and without x_expires_at."""
-
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine, self.clock, self.serial = engine, clock, 0
-
-    def new(self, body: str, *, expires: str | None = None, kind: str = "fact",
-            **fields: Any) -> dict[str, Any]:
-        self.serial += 1
-        extra = {"x_expires_at": expires} if expires is not None else None
-        return build.record(kind, body, created_at=self.clock.now(), extra=extra,
-                            provenance={"kind": "observation", "ref": f"exp-{self.serial}",
-                                        "agent": None}, **fields)
-
-    def put(self, body: str, **kw: Any) -> dict[str, Any]:
-        record = self.new(body, **kw)
-        self.engine.call("put", record=record)
-        return record
-
-    def recall(self, query: str, now: str, **args: Any) -> dict[str, dict[str, Any]]:
-        result = self.engine.call("recall", query=query, budget_tokens=10000, now=now, **args)
-        return {e["record"]["id"]: e for e in result["records"]}
-
-
 @pytest.fixture
-def exp(engine: EngineSession, clock: KitClock) -> Expiry:
-    return Expiry(engine, clock)
+def driver(driver: Driver) -> Driver:
+    """The kit's driver, with this suite's provenance refs (exp-1, exp-2, ...)."""
+    return driver.configured(ref_prefix="exp")
+
+
+def _put(driver: Driver, body: str, *, expires: str | None = None, **fields: Any
+         ) -> dict[str, Any]:
+    """A fact put into the store, with ``x_expires_at`` when ``expires`` is given."""
+    extra = {"x_expires_at": expires} if expires is not None else None
+    return driver.put(body, extra=extra, **fields)
 
 
 @pytest.mark.requirement("XEXP-1")
 @pytest.mark.parametrize("value", ["tomorrow", "2026-01-02T00:00:00Z", 1767312000, None])
-def test_malformed_expiry_is_rejected(exp: Expiry, engine: EngineSession, value: Any) -> None:
-    record = build.record("fact", "the visitor badge is valid", created_at=exp.clock.now(),
+def test_malformed_expiry_is_rejected(driver: Driver, engine: EngineSession, value: Any) -> None:
+    record = build.record("fact", "the visitor badge is valid", created_at=driver.clock.now(),
                           extra={"x_expires_at": value})
     engine.reject("put", "record", record=record)
     engine.reject("validate_record", "record", record=record)
@@ -56,13 +41,13 @@ def test_malformed_expiry_is_rejected(exp: Expiry, engine: EngineSession, value:
 
 
 @pytest.mark.requirement("XEXP-2", "XEXP-6")
-def test_expired_records_leave_default_recall(exp: Expiry, clock: KitClock) -> None:
+def test_expired_records_leave_default_recall(driver: Driver, clock: KitClock) -> None:
     now = clock.at(10)
-    gone = exp.put("the parking garage code is 4411", expires=clock.at(5))
-    edge = exp.put("the parking garage code was 4412", expires=now)
-    later = exp.put("the parking garage code will be 4413", expires=clock.at(20))
-    plain = exp.put("the parking garage closes at ten")
-    found = exp.recall("parking garage code", now)
+    gone = _put(driver, "the parking garage code is 4411", expires=clock.at(5))
+    edge = _put(driver, "the parking garage code was 4412", expires=now)
+    later = _put(driver, "the parking garage code will be 4413", expires=clock.at(20))
+    plain = _put(driver, "the parking garage closes at ten")
+    found = driver.entries("parking garage code", now=now)
     for rec in (gone, edge):
         assert rec["id"] not in found, (
             f"XEXP-2: {rec['id']} expired at {rec['x_expires_at']} (now {now}) but was recalled")
@@ -71,29 +56,30 @@ def test_expired_records_leave_default_recall(exp: Expiry, clock: KitClock) -> N
             f"XEXP-6: {rec['id']} is not expired at {now} but recall left it out")
     assert "expired" not in found[later["id"]].get("x_marks", []), (
         "XEXP-6: a record that is not yet expired is marked expired")
-    assert exp.recall("parking garage code", now, include_expired=False).keys() == found.keys()
+    explicit = driver.entries("parking garage code", now=now, include_expired=False)
+    assert explicit.keys() == found.keys()
 
 
 @pytest.mark.requirement("XEXP-2")
 def test_an_expired_partner_takes_its_pair_out(
-    exp: Expiry, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    a = exp.put("the ferry leaves from pier four", expires=clock.at(2))
-    b = exp.put("the ferry leaves from pier five")
+    a = _put(driver, "the ferry leaves from pier four", expires=clock.at(2))
+    b = _put(driver, "the ferry leaves from pier five")
     engine.call("apply_proposal", now=clock.advance(seconds=1), proposal=build.proposal(
         "transition", target_id=a["id"], other_id=b["id"], reason="two answers"))
-    found = exp.recall("ferry pier five", clock.at(3))
+    found = driver.entries("ferry pier five", now=clock.at(3))
     assert a["id"] not in found and b["id"] not in found, (
         f"XEXP-2: the partner of an expired transitional record must be left out with it "
         f"(RCL-5), recall returned {sorted(found)}")
 
 
 @pytest.mark.requirement("XEXP-3")
-def test_include_expired_shows_and_marks_them(exp: Expiry, clock: KitClock) -> None:
+def test_include_expired_shows_and_marks_them(driver: Driver, clock: KitClock) -> None:
     now = clock.at(10)
-    gone = exp.put("the wifi password is swordfish", expires=clock.at(1))
-    plain = exp.put("the wifi network is called office")
-    found = exp.recall("wifi password network", now, include_expired=True)
+    gone = _put(driver, "the wifi password is swordfish", expires=clock.at(1))
+    plain = _put(driver, "the wifi network is called office")
+    found = driver.entries("wifi password network", now=now, include_expired=True)
     assert gone["id"] in found, "XEXP-3: include_expired did not bring back the expired record"
     assert found[gone["id"]].get("x_marks") == ["expired"], (
         f"XEXP-3: the expired entry is marked {found[gone['id']].get('x_marks')}, "
@@ -104,23 +90,23 @@ def test_include_expired_shows_and_marks_them(exp: Expiry, clock: KitClock) -> N
 
 @pytest.mark.requirement("XEXP-3")
 def test_include_expired_keeps_the_state_filters(
-    exp: Expiry, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    gone = exp.put("the office plant is a ficus", expires=clock.at(1))
+    gone = _put(driver, "the office plant is a ficus", expires=clock.at(1))
     engine.call("apply_proposal", now=clock.advance(seconds=1), proposal=build.proposal(
         "archive", target_id=gone["id"], reason="moved away"))
-    found = exp.recall("office plant ficus", clock.at(5), include_expired=True)
+    found = driver.entries("office plant ficus", now=clock.at(5), include_expired=True)
     assert gone["id"] not in found, (
         "XEXP-3: include_expired also brought back an archived record (RCL-8 still applies)")
 
 
 @pytest.mark.requirement("XEXP-4", "XEXP-5")
-def test_decay_archives_expired_records_with_the_reason(exp: Expiry, engine: EngineSession,
+def test_decay_archives_expired_records_with_the_reason(driver: Driver, engine: EngineSession,
                                                         clock: KitClock) -> None:
-    gone = exp.put("the conference room is booked until friday", expires=clock.at(3),
-                   confidence="1.0000")
-    kept = exp.put("the conference room has a projector", expires=clock.at(30),
-                   confidence="1.0000")
+    gone = _put(driver, "the conference room is booked until friday", expires=clock.at(3),
+                confidence="1.0000")
+    kept = _put(driver, "the conference room has a projector", expires=clock.at(30),
+                confidence="1.0000")
     before = snapshot(engine)
     now = clock.at(4)
     report = engine.call("decay", now=now, config=GENTLE)
@@ -145,10 +131,10 @@ def test_decay_archives_expired_records_with_the_reason(exp: Expiry, engine: Eng
 
 
 @pytest.mark.requirement("XEXP-4")
-def test_protections_still_apply_to_expired_records(exp: Expiry, engine: EngineSession,
+def test_protections_still_apply_to_expired_records(driver: Driver, engine: EngineSession,
                                                     clock: KitClock) -> None:
-    a = exp.put("the build server is jenkins", expires=clock.at(1))
-    b = exp.put("the build server is not jenkins")
+    a = _put(driver, "the build server is jenkins", expires=clock.at(1))
+    b = _put(driver, "the build server is not jenkins")
     engine.call("apply_proposal", now=clock.advance(seconds=1), proposal=build.proposal(
         "transition", target_id=a["id"], other_id=b["id"], reason="dispute"))
     report = engine.call("decay", now=clock.at(5), config=GENTLE)

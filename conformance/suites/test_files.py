@@ -16,7 +16,8 @@ from memspec import (
     verify_file,
 )
 from memspec.conformance import _builders as build
-from memspec.conformance._clock import KitClock
+from memspec.conformance._builders import Keys
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import (
     attempt,
     describe_change,
@@ -29,39 +30,30 @@ from memspec.conformance._session import EngineSession
 from memspec.data import tombstone
 
 
-class Files:
-    """Records in the store, export and load."""
-
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine, self.clock, self.serial = engine, clock, 0
-
-    def new(self, body: str, **fields: Any) -> dict[str, Any]:
-        self.serial += 1
-        provenance = {"kind": "observation", "ref": f"file-{self.serial}", "agent": None}
-        return build.record("fact", body, created_at=self.clock.now(), provenance=provenance,
-                            **fields)
-
-    def records(self, key: SigningKey) -> list[dict[str, Any]]:
-        """Versions of a varied set of records (signed, extended, multi-version), write order."""
-        plain = self.new("the kettle is in the left cupboard", tags=["kitchen"])
-        signed = sign_record(self.new("the spare key is under the blue pot"), key)
-        extended = self.new("Ünïcödé 🦉 extension test", slots={"é": [1, 2]},
-                            extra={"x_vendor": {"kept": True, "n": 7}})
-        moved = self.new("standup starts at nine")
-        return [plain, signed, extended, moved,
-                build.evolve(moved, self.clock.advance(seconds=1), tags=["revised"])]
-
-    def export(self, now: str, seed: SigningKey | None = None) -> dict[str, Any]:
-        args: dict[str, Any] = {"now": now}
-        if seed is not None:
-            args["seed_hex"] = seed.seed.hex()
-        exported: dict[str, Any] = self.engine.call("export", **args)["file"]
-        return exported
-
-
 @pytest.fixture
-def files(engine: EngineSession, clock: KitClock) -> Files:
-    return Files(engine, clock)
+def driver(driver: Driver) -> Driver:
+    """The kit's driver, with this suite's provenance refs (file-1, file-2, ...)."""
+    return driver.configured(ref_prefix="file")
+
+
+def _records(driver: Driver, key: SigningKey) -> list[dict[str, Any]]:
+    """Versions of a varied set of records (signed, extended, multi-version), write order."""
+    plain = driver.new("the kettle is in the left cupboard", tags=["kitchen"])
+    signed = sign_record(driver.new("the spare key is under the blue pot"), key)
+    extended = driver.new("Ünïcödé 🦉 extension test", slots={"é": [1, 2]},
+                          extra={"x_vendor": {"kept": True, "n": 7}})
+    moved = driver.new("standup starts at nine")
+    return [plain, signed, extended, moved,
+            build.evolve(moved, driver.clock.advance(seconds=1), tags=["revised"])]
+
+
+def _export(driver: Driver, now: str, seed: SigningKey | None = None) -> dict[str, Any]:
+    """The engine's export at ``now`` (signed with ``seed`` when given)."""
+    args: dict[str, Any] = {"now": now}
+    if seed is not None:
+        args["seed_hex"] = seed.seed.hex()
+    exported: dict[str, Any] = driver.engine.call("export", **args)["file"]
+    return exported
 
 
 def _latest(versions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -72,15 +64,15 @@ def _latest(versions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.requirement("FILE-8")
-def test_export_is_canonical_and_ordered(files: Files, engine: EngineSession, keys: Any) -> None:
-    versions = files.records(keys.b)
-    now = files.clock.advance(days=1)
+def test_export_is_canonical_and_ordered(driver: Driver, engine: EngineSession, keys: Keys) -> None:
+    versions = _records(driver, keys.b)
+    now = driver.clock.advance(days=1)
     exports = []
     for order in (versions, versions[:-1][::-1] + versions[-1:]):
         engine.call("reset")
         for version in order:
             engine.call("put", record=version)
-        exports.append(files.export(now))
+        exports.append(_export(driver, now))
     exported = exports[0]
     latest = _latest(versions)
     ids = [r["id"] for r in exported["records"]]
@@ -106,10 +98,10 @@ def test_export_is_canonical_and_ordered(files: Files, engine: EngineSession, ke
 
 
 @pytest.mark.requirement("FILE-8", "FILE-3")
-def test_signed_export_verifies(files: Files, engine: EngineSession, keys: Any) -> None:
-    for version in files.records(keys.b):
+def test_signed_export_verifies(driver: Driver, engine: EngineSession, keys: Keys) -> None:
+    for version in _records(driver, keys.b):
         engine.call("put", record=version)
-    exported = files.export(files.clock.now(), keys.a)
+    exported = _export(driver, driver.clock.now(), keys.a)
     if exported["agent"] != keys.a.address:
         raise RequirementFailed(
             "FILE-3", f"a file signed with seed A names agent {exported['agent']}, not A's address")
@@ -117,15 +109,15 @@ def test_signed_export_verifies(files: Files, engine: EngineSession, keys: Any) 
 
 
 @pytest.mark.requirement("FILE-10")
-def test_round_trip_is_byte_identical(files: Files, engine: EngineSession, keys: Any) -> None:
-    for version in files.records(keys.b):
+def test_round_trip_is_byte_identical(driver: Driver, engine: EngineSession, keys: Keys) -> None:
+    for version in _records(driver, keys.b):
         engine.call("put", record=version)
-    now = files.clock.advance(days=1)
+    now = driver.clock.advance(days=1)
     for seed, verify in ((None, False), (keys.a, True)):
-        first = files.export(now, seed)
+        first = _export(driver, now, seed)
         engine.call("reset")
         engine.call("load", file=first, verify=verify)
-        second = files.export(now, seed)
+        second = _export(driver, now, seed)
         assert canonical_json(second) == canonical_json(first), (
             f"FILE-10: export -> load into an empty store -> export at the same time is not "
             f"byte-identical ({'signed' if seed else 'unsigned'} file)"
@@ -136,10 +128,10 @@ Load = tuple[str, dict[str, Any]]
 """A load the engine must refuse: what it is, and the load's arguments."""
 
 
-def _unverifiable_files(files: Files, keys: Any,
+def _unverifiable_files(driver: Driver, keys: Keys,
                         records: list[dict[str, Any]]) -> list[Load]:
     """Verifying loads of files without a valid file signature (FILE-5)."""
-    unsigned = build.memory_file(records, created_at=files.clock.now())
+    unsigned = build.memory_file(records, created_at=driver.clock.now())
     signed = sign_file(unsigned, keys.a)
     stripped = {**signed, "signature": ""}
     tampered = {**signed, "records": [{**records[0], "tags": ["added-later"]}, *records[1:]]}
@@ -151,27 +143,27 @@ def _unverifiable_files(files: Files, keys: Any,
                                       ("a file re-attributed to another agent", wrong_agent))]
 
 
-def _bad_record_signatures(files: Files, keys: Any,
+def _bad_record_signatures(driver: Driver, keys: Keys,
                            good: dict[str, Any]) -> list[Load]:
     """Verifying loads of signed files that hold one record whose signature fails (FILE-6)."""
-    altered = {**sign_record(files.new("the alarm code is private"), keys.b), "tags": ["x"]}
-    reattributed = {**sign_record(files.new("the safe is behind the painting"), keys.b),
+    altered = {**sign_record(driver.new("the alarm code is private"), keys.b), "tags": ["x"]}
+    reattributed = {**sign_record(driver.new("the safe is behind the painting"), keys.b),
                     "signed_by": keys.c.address}
-    payload = {**files.new("the vault opens at nine"), "signed_by": keys.b.address}
+    payload = {**driver.new("the vault opens at nine"), "signed_by": keys.b.address}
     payload.pop("signature")
     cross = {**payload, "signature": keys.b.sign("memory-file", payload)}
     return [(f"a verifying load of a signed file holding {what}",
-             {"file": sign_file(build.memory_file([good, bad], created_at=files.clock.now()),
+             {"file": sign_file(build.memory_file([good, bad], created_at=driver.clock.now()),
                                 keys.a), "verify": True})
             for what, bad in (("a record changed after signing", altered),
                               ("a record re-attributed to another signer", reattributed),
                               ("a record signed under the memory-file context", cross))]
 
 
-def _other_signers(files: Files, keys: Any,
+def _other_signers(driver: Driver, keys: Keys,
                    records: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
     """Loads expecting agent A of files A did not sign (FILE-11), with the error class."""
-    unsigned = build.memory_file(records, created_at=files.clock.now())
+    unsigned = build.memory_file(records, created_at=driver.clock.now())
     own = sign_file(unsigned, keys.a)
     # The substitution: the same content re-signed by someone else, who names themself.
     substituted = sign_file({**unsigned, "agent": None}, keys.b)
@@ -196,11 +188,11 @@ def _other_signers(files: Files, keys: Any,
 
 
 @pytest.mark.requirement("FILE-5")
-def test_verifying_load_requires_a_file_signature(files: Files, engine: EngineSession,
-                                                  keys: Any) -> None:
-    records = [files.new("the kettle is in the left cupboard"), files.new("tea before coffee")]
-    unsigned = build.memory_file(records, created_at=files.clock.now())
-    for what, args in _unverifiable_files(files, keys, records):
+def test_verifying_load_requires_a_file_signature(driver: Driver, engine: EngineSession,
+                                                  keys: Keys) -> None:
+    records = [driver.new("the kettle is in the left cupboard"), driver.new("tea before coffee")]
+    unsigned = build.memory_file(records, created_at=driver.clock.now())
+    for what, args in _unverifiable_files(driver, keys, records):
         expect_refused(engine, "load", "signature", "FILE-5", what, **args)
     engine.call("reset")  # what a refused load wrote is PROTO-7's, not this test's
     result, error = attempt(engine, "load", file=unsigned, verify=False)
@@ -216,10 +208,10 @@ def test_verifying_load_requires_a_file_signature(files: Files, engine: EngineSe
 
 
 @pytest.mark.requirement("FILE-5")
-def test_verification_is_decided_by_the_caller_not_the_file(files: Files, engine: EngineSession,
-                                                            keys: Any) -> None:
-    records = [files.new("the kettle is in the left cupboard")]
-    unsigned = build.memory_file(records, created_at=files.clock.now(),
+def test_verification_is_decided_by_the_caller_not_the_file(driver: Driver, engine: EngineSession,
+                                                            keys: Keys) -> None:
+    records = [driver.new("the kettle is in the left cupboard")]
+    unsigned = build.memory_file(records, created_at=driver.clock.now(),
                                  extra={"verify": False, "require_signature": False})
     expect_rejected(engine, "load", "signature", "FILE-5",
                     "a verifying load of an unsigned file that asks not to be verified",
@@ -227,13 +219,13 @@ def test_verification_is_decided_by_the_caller_not_the_file(files: Files, engine
 
 
 @pytest.mark.requirement("FILE-6")
-def test_verifying_load_checks_every_signed_record(files: Files, engine: EngineSession,
-                                                   keys: Any) -> None:
-    good = sign_record(files.new("the spare key is under the blue pot"), keys.b)
-    for what, args in _bad_record_signatures(files, keys, good):
+def test_verifying_load_checks_every_signed_record(driver: Driver, engine: EngineSession,
+                                                   keys: Keys) -> None:
+    good = sign_record(driver.new("the spare key is under the blue pot"), keys.b)
+    for what, args in _bad_record_signatures(driver, keys, good):
         expect_refused(engine, "load", "signature", "FILE-6", what, **args)
     engine.call("reset")  # what a refused load wrote is PROTO-7's, not this test's
-    fine = sign_file(build.memory_file([good], created_at=files.clock.now()), keys.a)
+    fine = sign_file(build.memory_file([good], created_at=driver.clock.now()), keys.a)
     result = engine.call("load", file=fine, verify=True)
     if result["loaded"] != [good["id"]]:
         raise RequirementFailed(
@@ -241,12 +233,12 @@ def test_verifying_load_checks_every_signed_record(files: Files, engine: EngineS
 
 
 @pytest.mark.requirement("FILE-11")
-def test_a_loader_told_the_agent_refuses_any_other_signer(files: Files, engine: EngineSession,
-                                                          keys: Any) -> None:
-    records = [files.new("the kettle is in the left cupboard"), files.new("tea before coffee")]
-    for error_class, what, args in _other_signers(files, keys, records):
+def test_a_loader_told_the_agent_refuses_any_other_signer(driver: Driver, engine: EngineSession,
+                                                          keys: Keys) -> None:
+    records = [driver.new("the kettle is in the left cupboard"), driver.new("tea before coffee")]
+    for error_class, what, args in _other_signers(driver, keys, records):
         expect_refused(engine, "load", error_class, "FILE-11", what, **args)
-    own = sign_file(build.memory_file(records, created_at=files.clock.now()), keys.a)
+    own = sign_file(build.memory_file(records, created_at=driver.clock.now()), keys.a)
     engine.call("reset")  # what a refused load wrote is PROTO-7's, not this test's
     result = engine.call("load", file=own, verify=True, expected_agent=keys.a.address)
     if result["loaded"] != [r["id"] for r in own["records"]]:
@@ -256,7 +248,7 @@ def test_a_loader_told_the_agent_refuses_any_other_signer(files: Files, engine: 
 
 @pytest.mark.requirement("PROTO-7")
 @pytest.mark.profile("store")
-def test_a_refused_load_writes_nothing(files: Files, engine: EngineSession, keys: Any) -> None:
+def test_a_refused_load_writes_nothing(driver: Driver, engine: EngineSession, keys: Keys) -> None:
     """PROTO-7 on every load the FILE-5, FILE-6 and FILE-11 tests refuse: a load the engine
     rejects leaves the store as it was. A load the engine accepts meets PROTO-7 vacuously
     (nothing was rejected): accepting it is the FILE requirement's failure, not this one's.
@@ -266,12 +258,12 @@ def test_a_refused_load_writes_nothing(files: Files, engine: EngineSession, keys
         pytest.skip(untestable_reason("load is an operation of profile files, which the "
                                       "engine does not claim: there is no load whose "
                                       "rejection could write"))
-    kept = files.new("the umbrella hangs by the door", tags=["kept"])
-    records = [files.new("the kettle is in the left cupboard"), files.new("tea before coffee")]
-    good = sign_record(files.new("the spare key is under the blue pot"), keys.b)
-    loads = [*_unverifiable_files(files, keys, records),
-             *_bad_record_signatures(files, keys, good),
-             *((what, args) for _, what, args in _other_signers(files, keys, records))]
+    kept = driver.new("the umbrella hangs by the door", tags=["kept"])
+    records = [driver.new("the kettle is in the left cupboard"), driver.new("tea before coffee")]
+    good = sign_record(driver.new("the spare key is under the blue pot"), keys.b)
+    loads = [*_unverifiable_files(driver, keys, records),
+             *_bad_record_signatures(driver, keys, good),
+             *((what, args) for _, what, args in _other_signers(driver, keys, records))]
     for what, args in loads:
         engine.call("reset")
         engine.call("put", record=kept)
@@ -286,17 +278,17 @@ def test_a_refused_load_writes_nothing(files: Files, engine: EngineSession, keys
 
 
 @pytest.mark.requirement("FILE-9")
-def test_load_skips_existing_ids(files: Files, engine: EngineSession) -> None:
-    kept = files.new("the kettle is in the left cupboard", tags=["original"])
+def test_load_skips_existing_ids(driver: Driver, engine: EngineSession) -> None:
+    kept = driver.new("the kettle is in the left cupboard", tags=["original"])
     engine.call("put", record=kept)
-    newer = build.evolve(kept, files.clock.advance(seconds=1), tags=["from-the-file"],
+    newer = build.evolve(kept, driver.clock.advance(seconds=1), tags=["from-the-file"],
                          state="archived", state_reason="the file says so")
-    arriving = [files.new("tea before coffee"), files.new("coffee after tea"),
-                files.new("water any time")]
+    arriving = [driver.new("tea before coffee"), driver.new("coffee after tea"),
+                driver.new("water any time")]
     arriving.sort(key=lambda r: r["id"], reverse=True)
     before = snapshot(engine)
     result = engine.call("load", file=build.memory_file([arriving[0], newer, *arriving[1:]],
-                                                        created_at=files.clock.now()),
+                                                        created_at=driver.clock.now()),
                          verify=False)
     assert result["skipped"] == [kept["id"]], (
         f"FILE-9: load should skip the id already in the store, reported skipped "
@@ -312,19 +304,19 @@ def test_load_skips_existing_ids(files: Files, engine: EngineSession) -> None:
 
 @pytest.mark.requirement("FILE-10", "REC-2")
 def test_extension_fields_survive_the_round_trip(
-    files: Files, engine: EngineSession, keys: Any
+    driver: Driver, engine: EngineSession, keys: Keys
 ) -> None:
-    extended = sign_record(files.new("the lab fridge is for samples only",
-                                     extra={"x_vendor": {"kept": [1, "two", None]},
-                                            "zz_last": "tail"}), keys.b)
-    header = build.memory_file([extended], created_at=files.clock.now(),
+    extended = sign_record(driver.new("the lab fridge is for samples only",
+                                      extra={"x_vendor": {"kept": [1, "two", None]},
+                                             "zz_last": "tail"}), keys.b)
+    header = build.memory_file([extended], created_at=driver.clock.now(),
                                extra={"x_producer": "the memspec kit"})
     engine.call("load", file=sign_file(header, keys.a), verify=True)
     stored = engine.call("get", id=extended["id"])["record"]
     if canonical_json(stored) != canonical_json(extended):
         raise RequirementFailed(
             "REC-2", "an extension field of a loaded record was dropped or changed")
-    exported = files.export(files.clock.now())
+    exported = _export(driver, driver.clock.now())
     if canonical_json(exported["records"][0]) != canonical_json(extended):
         raise RequirementFailed("REC-2", "an extension field did not survive export")
 
@@ -341,18 +333,18 @@ def _squatter(record: dict[str, Any], now: str) -> dict[str, Any]:
 
 @pytest.mark.requirement("FILE-12")
 def test_a_tombstone_claims_no_free_id_but_from_the_expected_agent(
-    files: Files, engine: EngineSession,
-    keys: Any) -> None:
-    original = sign_record(files.new("the vault code is with the notary"), keys.a)
-    forged = _squatter(original, files.clock.advance(seconds=1))
-    decoy = files.new("the notary opens at ten")
-    attack = sign_file(build.memory_file([forged, decoy], created_at=files.clock.now()), keys.b)
+    driver: Driver, engine: EngineSession,
+    keys: Keys) -> None:
+    original = sign_record(driver.new("the vault code is with the notary"), keys.a)
+    forged = _squatter(original, driver.clock.advance(seconds=1))
+    decoy = driver.new("the notary opens at ten")
+    attack = sign_file(build.memory_file([forged, decoy], created_at=driver.clock.now()), keys.b)
     for verify in (True, False):
         result = engine.call("load", file=attack, verify=verify)
         if forged["id"] not in result["skipped"] or forged["id"] in result["loaded"]:
             raise RequirementFailed("FILE-12", f"a tombstone from B's file claimed the free id "
                                     f"of A's record (verify={verify}): {result}")
-    real = sign_file(build.memory_file([original], created_at=files.clock.now()), keys.a)
+    real = sign_file(build.memory_file([original], created_at=driver.clock.now()), keys.a)
     result = engine.call("load", file=real, verify=True, expected_agent=keys.a.address)
     if result["loaded"] != [original["id"]]:
         raise RequirementFailed("FILE-12", f"A's own record was not loaded after the "
@@ -361,7 +353,7 @@ def test_a_tombstone_claims_no_free_id_but_from_the_expected_agent(
     if canonical_json(stored) != canonical_json(original):
         raise RequirementFailed("FILE-12", "the stored record is not A's signed original")
     engine.call("reset")
-    own = sign_file(build.memory_file([forged], created_at=files.clock.now()), keys.a)
+    own = sign_file(build.memory_file([forged], created_at=driver.clock.now()), keys.a)
     result = engine.call("load", file=own, verify=True, expected_agent=keys.a.address)
     if result["loaded"] != [forged["id"]]:
         raise RequirementFailed("FILE-12", f"A's own file, loaded with A as expected agent, "
@@ -370,12 +362,12 @@ def test_a_tombstone_claims_no_free_id_but_from_the_expected_agent(
 
 @pytest.mark.requirement("FILE-11")
 def test_a_null_expected_agent_expects_no_one(
-    files: Files, engine: EngineSession, keys: Any
+    driver: Driver, engine: EngineSession, keys: Keys
 ) -> None:
-    plain = files.new("the recycling goes out on tuesdays")
+    plain = driver.new("the recycling goes out on tuesdays")
     signed_file = sign_file(build.memory_file(
-        [files.new("the compost goes out on fridays")], created_at=files.clock.now()), keys.b)
-    unsigned = build.memory_file([plain], created_at=files.clock.now(), agent=keys.a.address)
+        [driver.new("the compost goes out on fridays")], created_at=driver.clock.now()), keys.b)
+    unsigned = build.memory_file([plain], created_at=driver.clock.now(), agent=keys.a.address)
     for what, memory_file, verify in (("an unsigned file", unsigned, False),
                                       ("a file signed by any agent", signed_file, True)):
         result, error = attempt(engine, "load", file=memory_file, verify=verify,

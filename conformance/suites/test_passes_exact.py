@@ -19,6 +19,7 @@ from memspec import canonical_json
 from memspec._record import birth_digest
 from memspec.conformance import _builders as build
 from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import attempt, fresh_id, snapshot
 from memspec.conformance._session import EngineSession
 from memspec.data import tombstone as tombstone_shape
@@ -26,38 +27,11 @@ from memspec.data import tombstone as tombstone_shape
 STRICT = {"near_dup_threshold": "0.95", "promotion_threshold": 3}
 
 
-class Seeds:
-    """Records with distinct birth times and provenances, put straight into the store."""
-
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine, self.clock, self.serial = engine, clock, 0
-
-    def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
-        self.serial += 1
-        if kind == "episode" and "occurred_at" not in fields:
-            fields["occurred_at"] = self.clock.now()
-        return build.record(kind, body, created_at=self.clock.advance(seconds=61),
-                            provenance={"kind": "observation", "ref": f"seed-{self.serial}",
-                                        "agent": None}, **fields)
-
-    def put(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
-        record = self.new(body, kind, **fields)
-        self.engine.call("put", record=record)
-        return record
-
-    def put_version(self, record: dict[str, Any], **changes: Any) -> dict[str, Any]:
-        version = build.evolve(record, self.clock.advance(seconds=1), **changes)
-        self.engine.call("put", record=version)
-        return version
-
-    def get(self, rid: str) -> dict[str, Any]:
-        record: dict[str, Any] = self.engine.call("get", id=rid)["record"]
-        return record
-
-
 @pytest.fixture
-def seeds(engine: EngineSession, clock: KitClock) -> Seeds:
-    return Seeds(engine, clock)
+def driver(driver: Driver) -> Driver:
+    """The kit's driver, with this suite's provenance refs (seed-1, seed-2, ...); each record
+    is born 61 seconds after the one before (distinct birth times)."""
+    return driver.configured(ref_prefix="seed", birth_step=61)
 
 
 def _written_since(before: dict[str, Any], engine: EngineSession) -> list[dict[str, Any]]:
@@ -67,29 +41,29 @@ def _written_since(before: dict[str, Any], engine: EngineSession) -> list[dict[s
     return out
 
 
-def _seed_every_sub_pass(seeds: Seeds) -> None:
-    seeds.put("The backup job runs at two.", confidence="0.9000")
-    seeds.put("The backup job runs at two.", confidence="0.7000")
-    seeds.put("The deploy script lives in the tools folder.")
-    seeds.put("The deploy script lives in the tools folder!")
-    seeds.put("The build cache lives on the fast disk.", slots={"cache disk": "fast"})
-    seeds.put("Cache files go to the archive volume.", slots={"cache disk": "archive"})
+def _seed_every_sub_pass(driver: Driver) -> None:
+    driver.put("The backup job runs at two.", confidence="0.9000")
+    driver.put("The backup job runs at two.", confidence="0.7000")
+    driver.put("The deploy script lives in the tools folder.")
+    driver.put("The deploy script lives in the tools folder!")
+    driver.put("The build cache lives on the fast disk.", slots={"cache disk": "fast"})
+    driver.put("Cache files go to the archive volume.", slots={"cache disk": "archive"})
     for body in ("Standup overran because of the outage review.",
                  "Standup was cut short by a fire drill.",
                  "Standup moved to the big room on Thursday."):
-        seeds.put(body, "episode", tags=["standup"])
-    dead = seeds.put("The old VPN client needed a restart.")
-    seeds.put_version(dead, state="archived", state_reason="client retired")
-    seeds.put("Restart the VPN client whenever it hangs.", "rule", evidence=[dead["id"]])
+        driver.put(body, "episode", tags=["standup"])
+    dead = driver.put("The old VPN client needed a restart.")
+    driver.put_version(dead, state="archived", state_reason="client retired")
+    driver.put("Restart the VPN client whenever it hangs.", "rule", evidence=[dead["id"]])
 
 
 # -- CONS-15, DEC-1: the pass's now (LC-5), on every version it writes ------------------
 
 
 @pytest.mark.requirement("CONS-15")
-def test_consolidation_stamps_every_write_with_its_now(seeds: Seeds, engine: EngineSession,
+def test_consolidation_stamps_every_write_with_its_now(driver: Driver, engine: EngineSession,
                                                        clock: KitClock) -> None:
-    _seed_every_sub_pass(seeds)
+    _seed_every_sub_pass(driver)
     before = snapshot(engine)
     now = clock.advance(days=3, hours=5, ms=123)
     engine.call("consolidate", now=now, config={"near_dup_threshold": "0.6",
@@ -106,10 +80,10 @@ def test_consolidation_stamps_every_write_with_its_now(seeds: Seeds, engine: Eng
 
 
 @pytest.mark.requirement("DEC-1")
-def test_decay_stamps_every_archival_with_its_now(seeds: Seeds, engine: EngineSession,
+def test_decay_stamps_every_archival_with_its_now(driver: Driver, engine: EngineSession,
                                                   clock: KitClock) -> None:
     for i in range(3):
-        seeds.put(f"the lobby plant number {i} was watered", confidence="0.1000")
+        driver.put(f"the lobby plant number {i} was watered", confidence="0.1000")
     before = snapshot(engine)
     now = clock.advance(days=400, hours=7, ms=321)
     report = engine.call("decay", now=now)
@@ -128,22 +102,22 @@ def test_decay_stamps_every_archival_with_its_now(seeds: Seeds, engine: EngineSe
 
 @pytest.mark.requirement("CONS-11")
 def test_the_sweep_flags_superseded_rules_too(
-    seeds: Seeds, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    dead = seeds.put("The old badge reader needed a reboot.")
-    seeds.put_version(dead, state="archived", state_reason="reader replaced")
-    live = seeds.put("The new badge reader is at the side door.")
-    old_rule = seeds.put("Reboot the badge reader when it beeps twice.", "rule",
-                         evidence=[dead["id"]])
-    new_rule = seeds.put("Use the side door reader when the front one fails.", "rule",
-                         evidence=[live["id"]], supersedes=old_rule["id"])
-    seeds.put_version(old_rule, state="superseded", superseded_by=new_rule["id"],
-                      state_reason="procedure changed")
-    gone_rule = seeds.put("Badge in twice on Fridays.", "rule", evidence=[fresh_id("gone")])
-    seeds.put_version(gone_rule, state="archived", state_reason="policy dropped")
+    dead = driver.put("The old badge reader needed a reboot.")
+    driver.put_version(dead, state="archived", state_reason="reader replaced")
+    live = driver.put("The new badge reader is at the side door.")
+    old_rule = driver.put("Reboot the badge reader when it beeps twice.", "rule",
+                          evidence=[dead["id"]])
+    new_rule = driver.put("Use the side door reader when the front one fails.", "rule",
+                          evidence=[live["id"]], supersedes=old_rule["id"])
+    driver.put_version(old_rule, state="superseded", superseded_by=new_rule["id"],
+                       state_reason="procedure changed")
+    gone_rule = driver.put("Badge in twice on Fridays.", "rule", evidence=[fresh_id("gone")])
+    driver.put_version(gone_rule, state="archived", state_reason="policy dropped")
     gone_before = engine.call("history", id=gone_rule["id"])["records"]
     engine.call("consolidate", now=clock.advance(days=1), config=STRICT)
-    swept = seeds.get(old_rule["id"])
+    swept = driver.get(old_rule["id"])
     assert swept["flagged"] is True and isinstance(swept["flag_reason"], str) \
         and swept["flag_reason"].strip(), (
             f"CONS-11: the superseded rule {old_rule['id']}, whose only evidence is archived, "
@@ -153,7 +127,7 @@ def test_the_sweep_flags_superseded_rules_too(
     assert swept["state"] == "superseded", (
         f"CONS-11: flagging moved the superseded rule to {swept['state']}"
     )
-    assert seeds.get(new_rule["id"])["flagged"] is False, (
+    assert driver.get(new_rule["id"])["flagged"] is False, (
         "CONS-11: the successor rule with live evidence was flagged"
     )
     assert engine.call("history", id=gone_rule["id"])["records"] == gone_before, (
@@ -165,24 +139,24 @@ def test_the_sweep_flags_superseded_rules_too(
 
 
 @pytest.mark.requirement("CONS-13")
-def test_slot_values_are_compared_as_canonical_json(seeds: Seeds, engine: EngineSession,
+def test_slot_values_are_compared_as_canonical_json(driver: Driver, engine: EngineSession,
                                                     clock: KitClock) -> None:
     pairs = [
-        (seeds.put("Failed uploads are retried.", slots={"retry": 1}),
-         seeds.put("Upload failures get another attempt.", slots={"retry": True})),
-        (seeds.put("The cache is warmed at boot.", "procedure", slots={"warm": 0}),
-         seeds.put("Warming happens on startup.", "procedure", slots={"warm": False})),
-        (seeds.put("The port of the metrics server is fixed.", slots={"port": "9090"}),
-         seeds.put("Metrics are served on a well-known port.", slots={"port": 9090})),
-        (seeds.put("Alerts go to two channels.", slots={"alerts": {"to": ["a", "b"]}}),
-         seeds.put("Alerting fans out to the team.", slots={"alerts": {"to": ["b", "a"]}})),
+        (driver.put("Failed uploads are retried.", slots={"retry": 1}),
+         driver.put("Upload failures get another attempt.", slots={"retry": True})),
+        (driver.put("The cache is warmed at boot.", "procedure", slots={"warm": 0}),
+         driver.put("Warming happens on startup.", "procedure", slots={"warm": False})),
+        (driver.put("The port of the metrics server is fixed.", slots={"port": "9090"}),
+         driver.put("Metrics are served on a well-known port.", slots={"port": 9090})),
+        (driver.put("Alerts go to two channels.", slots={"alerts": {"to": ["a", "b"]}}),
+         driver.put("Alerting fans out to the team.", slots={"alerts": {"to": ["b", "a"]}})),
     ]
-    same = (seeds.put("The audit log is kept.", slots={"audit": {"keep": True, "days": 30}}),
-            seeds.put("Audit entries are retained.", slots={"audit": {"days": 30,
+    same = (driver.put("The audit log is kept.", slots={"audit": {"keep": True, "days": 30}}),
+            driver.put("Audit entries are retained.", slots={"audit": {"days": 30,
                                                                        "keep": True}}))
     engine.call("consolidate", now=clock.advance(days=1), config=STRICT)
     for a, b in pairs:
-        left, right = seeds.get(a["id"]), seeds.get(b["id"])
+        left, right = driver.get(a["id"]), driver.get(b["id"])
         assert left["state"] == right["state"] == "transitional" \
             and left["transition"] == right["transition"], (
                 f"CONS-13: slots {a['slots']} and {b['slots']} differ as canonical JSON "
@@ -190,7 +164,7 @@ def test_slot_values_are_compared_as_canonical_json(seeds: Seeds, engine: Engine
                 f"{right['state']}); a host language's equality (1 == true) is not the test"
             )
     for record in same:
-        assert seeds.get(record["id"])["state"] == "active", (
+        assert driver.get(record["id"])["state"] == "active", (
             f"CONS-13: slots {same[0]['slots']} and {same[1]['slots']} are equal as canonical "
             "JSON (member order does not count) but were treated as a contradiction"
         )
@@ -201,27 +175,27 @@ def test_slot_values_are_compared_as_canonical_json(seeds: Seeds, engine: Engine
 
 @pytest.mark.requirement("CONS-5")
 def test_dedup_ties_fall_to_the_earliest_birth_then_the_smallest_id(
-        seeds: Seeds, engine: EngineSession, clock: KitClock) -> None:
+        driver: Driver, engine: EngineSession, clock: KitClock) -> None:
     body, slots = "The lab door code changes monthly.", {"door": "lab"}
-    late = seeds.new(body, slots=slots, confidence="0.8000")
+    late = driver.new(body, slots=slots, confidence="0.8000")
     early_at = clock.at(-5)
     twins = [build.record("fact", body, slots=slots, confidence="0.8000", created_at=early_at,
                           provenance={"kind": "observation", "ref": f"twin-{i}", "agent": None})
              for i in range(4)]
-    weaker = seeds.new(body, slots=slots, confidence="0.6000")
+    weaker = driver.new(body, slots=slots, confidence="0.6000")
     for record in (late, *twins, weaker):
         engine.call("put", record=record)
     report = engine.call("consolidate", now=clock.advance(days=1), config=STRICT)
     keeper = min(twins, key=lambda r: r["id"])
-    assert seeds.get(keeper["id"])["state"] == "active", (
+    assert driver.get(keeper["id"])["state"] == "active", (
         f"CONS-5: of copies tied on confidence 0.8000 the keeper is the earliest created_at, "
         f"then the smallest id ({keeper['id']}); it is "
-        f"{seeds.get(keeper['id'])['state']}"
+        f"{driver.get(keeper['id'])['state']}"
     )
     others = sorted((r for r in (late, *twins, weaker) if r is not keeper),
                     key=lambda r: (-float(r["confidence"]), r["created_at"], r["id"]))
     for record in others:
-        now = seeds.get(record["id"])
+        now = driver.get(record["id"])
         assert now["state"] == "superseded" and now["superseded_by"] == keeper["id"], (
             f"CONS-5: copy {record['id']} is {now['state']} (superseded_by "
             f"{now['superseded_by']}), expected superseded by the keeper {keeper['id']}"
@@ -238,13 +212,13 @@ def test_dedup_ties_fall_to_the_earliest_birth_then_the_smallest_id(
 
 @pytest.mark.requirement("RED-9")
 def test_the_tombstone_is_exactly_the_table(
-    seeds: Seeds, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
-    anchor = seeds.put("The incident channel is #ops-bridge.")
-    secret = seeds.put("The root password is hunter2.", slots={"password": "hunter2"},
-                       tags=["secret"], evidence=[anchor["id"]],
-                       extra={"x_note": "hunter2 again", "x_meta": {"source": "chat"}})
-    latest = seeds.put_version(secret, tags=["secret", "checked"], confidence="0.5000")
+    anchor = driver.put("The incident channel is #ops-bridge.")
+    secret = driver.put("The root password is hunter2.", slots={"password": "hunter2"},
+                        tags=["secret"], evidence=[anchor["id"]],
+                        extra={"x_note": "hunter2 again", "x_meta": {"source": "chat"}})
+    latest = driver.put_version(secret, tags=["secret", "checked"], confidence="0.5000")
     now = clock.advance(days=2, ms=7)
     reason = "a password was remembered by mistake"
     tombstone = engine.call("redact", id=secret["id"], reason=reason, now=now)["record"]
@@ -272,9 +246,9 @@ def test_the_tombstone_is_exactly_the_table(
 
 
 @pytest.mark.requirement("DEC-8")
-def test_decay_refuses_a_configuration_out_of_range(seeds: Seeds, engine: EngineSession,
+def test_decay_refuses_a_configuration_out_of_range(driver: Driver, engine: EngineSession,
                                                     clock: KitClock) -> None:
-    seeds.put("the meeting notes are in the shared drive", confidence="0.0100")
+    driver.put("the meeting notes are in the shared drive", confidence="0.0100")
     good = {"half_life_days": 30, "reinforcement_bonus": 0.25, "archive_threshold": 0.05}
     bad: list[tuple[str, dict[str, Any]]] = [
         ("half_life_days 0", {**good, "half_life_days": 0}),
@@ -300,10 +274,10 @@ def test_decay_refuses_a_configuration_out_of_range(seeds: Seeds, engine: Engine
 
 
 @pytest.mark.requirement("CONS-16")
-def test_consolidation_refuses_a_configuration_out_of_range(seeds: Seeds, engine: EngineSession,
+def test_consolidation_refuses_a_configuration_out_of_range(driver: Driver, engine: EngineSession,
                                                             clock: KitClock) -> None:
-    seeds.put("The backup job runs at two.")
-    seeds.put("The backup job runs at two.")
+    driver.put("The backup job runs at two.")
+    driver.put("The backup job runs at two.")
     bad: list[tuple[str, dict[str, Any]]] = [
         ("a threshold above 1", {"near_dup_threshold": "1.5", "promotion_threshold": 3}),
         ("a negative threshold", {"near_dup_threshold": "-0.1", "promotion_threshold": 3}),

@@ -10,60 +10,19 @@ import pytest
 from memspec import canonical_json
 from memspec.conformance import _builders as build
 from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import RECALL_BUDGET, Driver
 from memspec.conformance._machines import expect_rejected, fresh_id, snapshot
 from memspec.conformance._outcomes import RequirementFailed
 from memspec.conformance._session import EngineSession
 
-BIG = 100_000
 _ALLOWED_REASONS = {"query-match", "transition-partner", "predecessor"}
 
 
-class Recall:
-    """Records in the store and recall over them."""
-
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine, self.clock, self.serial = engine, clock, 0
-
-    def new(self, body: str, *, at: str | None = None, **fields: Any) -> dict[str, Any]:
-        self.serial += 1
-        provenance = {"kind": "observation", "ref": f"recall-{self.serial}", "agent": None}
-        return build.record("fact", body, created_at=at or self.clock.now(),
-                            provenance=provenance, **fields)
-
-    def put(self, body: str, *, at: str | None = None, **fields: Any) -> dict[str, Any]:
-        record = self.new(body, at=at, **fields)
-        self.engine.call("put", record=record)
-        return record
-
-    def apply(self, proposal: dict[str, Any], now: str | None = None) -> None:
-        self.engine.call("apply_proposal", proposal=proposal, now=now or self.clock.now())
-
-    def transition(self, a: dict[str, Any], b: dict[str, Any], now: str | None = None) -> None:
-        self.apply(build.proposal("transition", target_id=a["id"], other_id=b["id"],
-                                  reason="they disagree"), now)
-
-    def supersede(self, old: dict[str, Any], body: str, now: str | None = None
-                  ) -> dict[str, Any]:
-        successor = self.new(body, at=now, supersedes=old["id"])
-        self.apply(build.proposal("supersede", successor, target_id=old["id"],
-                                  reason="corrected"), now)
-        return successor
-
-    def recall(self, query: str, budget: int = BIG, now: str | None = None,
-               **flags: bool) -> dict[str, Any]:
-        result: dict[str, Any] = self.engine.call(
-            "recall", query=query, budget_tokens=budget, now=now or self.clock.now(), **flags)
-        return result
-
-    def entries(self, query: str, budget: int = BIG, now: str | None = None,
-                **flags: bool) -> dict[str, dict[str, Any]]:
-        """Recall result entries by record id."""
-        return {e["record"]["id"]: e for e in self.recall(query, budget, now, **flags)["records"]}
-
-
 @pytest.fixture
-def mem(engine: EngineSession, clock: KitClock) -> Recall:
-    return Recall(engine, clock)
+def driver(driver: Driver) -> Driver:
+    """The kit's driver, with this suite's provenance refs (recall-1, ...); a write takes
+    the current time (the clock moves only where a test moves it)."""
+    return driver.configured(ref_prefix="recall", write_step=0)
 
 
 def _ids(result: dict[str, Any]) -> list[str]:
@@ -71,13 +30,13 @@ def _ids(result: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.requirement("RCL-1")
-def test_score_is_a_product_of_independent_factors(mem: Recall, clock: KitClock) -> None:
+def test_score_is_a_product_of_independent_factors(driver: Driver, clock: KitClock) -> None:
     old_time = clock.now()
     now = clock.advance(days=60)
     body = "the office wifi password rotates monthly"
-    grid = {(conf, age): mem.put(body, at=old_time if age == "old" else now, confidence=conf)
+    grid = {(conf, age): driver.put(body, at=old_time if age == "old" else now, confidence=conf)
             for conf in ("0.8000", "0.4000") for age in ("new", "old")}
-    found = mem.entries("office wifi password", now=now)
+    found = driver.entries("office wifi password", now=now)
     missing = [r["id"] for r in grid.values() if r["id"] not in found]
     assert not missing, f"RCL-1: recall left out matching records {missing}"
     s = {key: found[r["id"]]["score"] for key, r in grid.items()}
@@ -93,8 +52,8 @@ def test_score_is_a_product_of_independent_factors(mem: Recall, clock: KitClock)
         f"RCL-1: scores are not a product of independent factors: confidence changes the score "
         f"by a different ratio for new and old records ({s})"
     )
-    zero = mem.put(body, confidence="0.0000")
-    entry = mem.entries("office wifi password", now=now).get(zero["id"])
+    zero = driver.put(body, confidence="0.0000")
+    entry = driver.entries("office wifi password", now=now).get(zero["id"])
     assert entry is None or entry["score"] == 0, (
         f"RCL-1: a record with confidence 0 scored {entry['score'] if entry else None}; "
         "a product with a zero factor is zero"
@@ -102,15 +61,16 @@ def test_score_is_a_product_of_independent_factors(mem: Recall, clock: KitClock)
 
 
 @pytest.mark.requirement("RCL-2")
-def test_active_outranks_transitional_and_superseded(mem: Recall, clock: KitClock) -> None:
+def test_active_outranks_transitional_and_superseded(driver: Driver, clock: KitClock) -> None:
     now = clock.now()
     body = "the build server restarts at midnight"
-    active = mem.put(body)
-    disputed = mem.put(body)
-    mem.transition(disputed, mem.put("lunch is served at noon"), now)
-    old = mem.put(body)
-    mem.supersede(old, "the build server reboot is now scheduled by the ops team", now)
-    result = mem.recall("build server restarts midnight", now=now, include_history=True)
+    active = driver.put(body)
+    disputed = driver.put(body)
+    driver.transition(disputed, driver.put("lunch is served at noon"), now=now)
+    old = driver.put(body)
+    driver.supersede(old, "the build server reboot is now scheduled by the ops team",
+                     reason="corrected", now=now)
+    result = driver.recall("build server restarts midnight", now=now, include_history=True)
     found = {e["record"]["id"]: e for e in result["records"]}
     assert active["id"] in found and disputed["id"] in found, (
         "RCL-2: recall left out an active or a transitional record that matches the query"
@@ -134,11 +94,11 @@ def test_active_outranks_transitional_and_superseded(mem: Recall, clock: KitCloc
 
 
 @pytest.mark.requirement("RCL-3")
-def test_age_discounts_but_never_erases(mem: Recall, clock: KitClock) -> None:
-    ancient = mem.put("the lighthouse keeper feeds the cat", at=clock.at(0))
+def test_age_discounts_but_never_erases(driver: Driver, clock: KitClock) -> None:
+    ancient = driver.put("the lighthouse keeper feeds the cat", at=clock.at(0))
     later = clock.at(36_500)
-    fresh = mem.put("the lighthouse keeper feeds the cat", at=later)
-    found = mem.entries("lighthouse keeper cat", now=later)
+    fresh = driver.put("the lighthouse keeper feeds the cat", at=later)
+    found = driver.entries("lighthouse keeper cat", now=later)
     assert ancient["id"] in found, "RCL-3: a 100-year-old matching record was not returned"
     assert found[ancient["id"]]["score"] > 0, "RCL-3: age erased a record's score to zero"
     assert found[fresh["id"]]["score"] > found[ancient["id"]]["score"], (
@@ -147,10 +107,10 @@ def test_age_discounts_but_never_erases(mem: Recall, clock: KitClock) -> None:
 
 
 @pytest.mark.requirement("RCL-4", "RCL-13")
-def test_reinforcement_never_lowers_a_score_or_writes(mem: Recall, engine: EngineSession,
+def test_reinforcement_never_lowers_a_score_or_writes(driver: Driver, engine: EngineSession,
                                                       clock: KitClock) -> None:
-    touched = mem.put("the spare key is under the blue pot")
-    twin = mem.put("the spare key is under the blue pot")
+    touched = driver.put("the spare key is under the blue pot")
+    twin = driver.put("the spare key is under the blue pot")
     before = snapshot(engine)
     counts = [engine.call("touch", id=touched["id"], now=clock.advance(seconds=1))["count"]
               for _ in range(3)]
@@ -161,7 +121,7 @@ def test_reinforcement_never_lowers_a_score_or_writes(mem: Recall, engine: Engin
     now = clock.now()
     scores = []
     for _ in range(4):
-        found = mem.entries("spare key blue pot", now=now)
+        found = driver.entries("spare key blue pot", now=now)
         if not (touched["id"] in found and twin["id"] in found):
             raise RequirementFailed("RCL-4", "recall lost a record")
         if found[touched["id"]]["score"] < found[twin["id"]]["score"]:
@@ -184,12 +144,12 @@ def test_reinforcement_never_lowers_a_score_or_writes(mem: Recall, engine: Engin
 
 
 @pytest.mark.requirement("RCL-5", "TRN-5")
-def test_transition_partner_is_pulled_in(mem: Recall) -> None:
-    side = mem.put("the deploy target is the blue cluster")
-    partner = mem.put("everything ships to green now")
-    mem.put("the coffee machine is broken")
-    mem.transition(side, partner)
-    found = mem.entries("deploy target blue cluster")
+def test_transition_partner_is_pulled_in(driver: Driver) -> None:
+    side = driver.put("the deploy target is the blue cluster")
+    partner = driver.put("everything ships to green now")
+    driver.put("the coffee machine is broken")
+    driver.transition(side, partner)
+    found = driver.entries("deploy target blue cluster")
     if side["id"] not in found:
         raise RequirementFailed("RCL-5", "recall did not return the matching transitional record")
     if partner["id"] not in found:
@@ -202,42 +162,42 @@ def test_transition_partner_is_pulled_in(mem: Recall) -> None:
 
 
 @pytest.mark.requirement("RCL-5")
-def test_transition_pair_is_budgeted_atomically(mem: Recall) -> None:
-    small = mem.put("the deploy target is blue")
-    large = mem.put("the deploy target is green, as agreed in the long planning meeting "
-                    "that covered every cluster, region and failover path in detail " * 3)
-    mem.transition(small, large)
-    full = mem.entries("deploy target blue")
+def test_transition_pair_is_budgeted_atomically(driver: Driver) -> None:
+    small = driver.put("the deploy target is blue")
+    large = driver.put("the deploy target is green, as agreed in the long planning meeting "
+                       "that covered every cluster, region and failover path in detail " * 3)
+    driver.transition(small, large)
+    full = driver.entries("deploy target blue")
     assert {small["id"], large["id"]} <= set(full), "RCL-5: the pair is not recalled together"
     cost = {rid: full[rid]["tokens"] for rid in (small["id"], large["id"])}
     pair = cost[small["id"]] + cost[large["id"]]
     for budget in sorted({cost[small["id"]], cost[large["id"]], pair - 1, 1}):
         if budget < 0:
             continue
-        shown = set(mem.entries("deploy target blue", budget)) & {small["id"], large["id"]}
+        shown = set(driver.entries("deploy target blue", budget)) & {small["id"], large["id"]}
         assert len(shown) != 1, (
             f"RCL-5: with a budget of {budget} tokens (the pair costs {pair}) recall showed "
             f"only {shown}; a pair that does not fit is left out whole"
         )
-    shown = set(mem.entries("deploy target blue", pair)) & {small["id"], large["id"]}
+    shown = set(driver.entries("deploy target blue", pair)) & {small["id"], large["id"]}
     assert len(shown) == 2, f"RCL-5: a budget of exactly {pair} tokens did not fit the pair"
 
 
 @pytest.mark.requirement("RCL-6")
-def test_superseded_records_are_excluded_by_default(mem: Recall) -> None:
-    old = mem.put("the meeting room is on floor three")
-    new = mem.supersede(old, "the meeting room is on floor four")
-    found = mem.entries("meeting room floor")
+def test_superseded_records_are_excluded_by_default(driver: Driver) -> None:
+    old = driver.put("the meeting room is on floor three")
+    new = driver.supersede(old, "the meeting room is on floor four", reason="corrected")
+    found = driver.entries("meeting room floor")
     assert new["id"] in found, "RCL-6: the active successor was not recalled"
     assert old["id"] not in found, "RCL-6: a superseded record was recalled by default"
 
 
 @pytest.mark.requirement("RCL-7")
-def test_history_surfaces_predecessors(mem: Recall) -> None:
-    first = mem.put("the meeting room is on floor three")
-    second = mem.supersede(first, "the meeting room is on floor four")
-    third = mem.supersede(second, "the meeting room is on floor five")
-    found = mem.entries("meeting room floor", include_history=True)
+def test_history_surfaces_predecessors(driver: Driver) -> None:
+    first = driver.put("the meeting room is on floor three")
+    second = driver.supersede(first, "the meeting room is on floor four", reason="corrected")
+    third = driver.supersede(second, "the meeting room is on floor five", reason="corrected")
+    found = driver.entries("meeting room floor", include_history=True)
     assert third["id"] in found, "RCL-7: the current record was not recalled"
     for predecessor in (second, first):
         assert predecessor["id"] in found, (
@@ -250,33 +210,33 @@ def test_history_surfaces_predecessors(mem: Recall) -> None:
 
 
 @pytest.mark.requirement("RCL-8")
-def test_archived_records_only_on_request(mem: Recall) -> None:
-    kept = mem.put("the garden hose is in the shed")
-    gone = mem.put("the garden hose was in the garage")
-    mem.apply(build.proposal("archive", target_id=gone["id"], reason="moved"))
-    default = mem.entries("garden hose")
+def test_archived_records_only_on_request(driver: Driver) -> None:
+    kept = driver.put("the garden hose is in the shed")
+    gone = driver.put("the garden hose was in the garage")
+    driver.apply(build.proposal("archive", target_id=gone["id"], reason="moved"))
+    default = driver.entries("garden hose")
     assert kept["id"] in default, "RCL-8: an active matching record was not recalled"
     assert gone["id"] not in default, "RCL-8: an archived record was recalled by default"
-    wanted = mem.entries("garden hose", include_archived=True)
+    wanted = driver.entries("garden hose", include_archived=True)
     assert gone["id"] in wanted, "RCL-8: include_archived did not include the archived record"
 
 
 @pytest.mark.requirement("RCL-9")
-def test_budget_selects_whole_records(mem: Recall, engine: EngineSession) -> None:
-    big = mem.put("quokka " * 60 + "the quokka enclosure opens at ten")
-    small = mem.put("a quokka")
+def test_budget_selects_whole_records(driver: Driver, engine: EngineSession) -> None:
+    big = driver.put("quokka " * 60 + "the quokka enclosure opens at ten")
+    small = driver.put("a quokka")
     stored = {r["id"]: canonical_json(r) for r in (big, small)}
-    full = mem.entries("quokka")
+    full = driver.entries("quokka")
     assert set(stored) <= set(full), "RCL-9: recall left out matching records"
-    for budget in (full[big["id"]]["tokens"] - 1, full[small["id"]]["tokens"], 3, BIG):
-        for entry in mem.recall("quokka", max(budget, 0))["records"]:
+    for budget in (full[big["id"]]["tokens"] - 1, full[small["id"]]["tokens"], 3, RECALL_BUDGET):
+        for entry in driver.recall("quokka", max(budget, 0))["records"]:
             rid = entry["record"]["id"]
             assert canonical_json(entry["record"]) == stored[rid], (
                 f"RCL-9: with a budget of {budget} recall returned {rid} altered (body "
                 f"{entry['record']['body'][:40]!r}...); records are selected whole, never "
                 "truncated or rewritten"
             )
-    shown = mem.entries("quokka", full[big["id"]]["tokens"] - 1)
+    shown = driver.entries("quokka", full[big["id"]]["tokens"] - 1)
     assert big["id"] not in shown, "RCL-9: a record larger than the budget was returned"
     assert small["id"] in shown, (
         "RCL-9: a record that did not fit stopped the selection; it is skipped and a smaller "
@@ -286,18 +246,18 @@ def test_budget_selects_whole_records(mem: Recall, engine: EngineSession) -> Non
 
 @pytest.mark.requirement("RCL-10")
 def test_ranking_is_deterministic_with_ties(
-    mem: Recall, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
     now = clock.now()
-    twins = [mem.new("the night bus leaves at one") for _ in range(4)]
-    others = [mem.new("the night bus is route nine"), mem.new("buses stop at midnight")]
+    twins = [driver.new("the night bus leaves at one") for _ in range(4)]
+    others = [driver.new("the night bus is route nine"), driver.new("buses stop at midnight")]
     runs = []
     for order in (twins + others, others + twins[::-1], [twins[2], *others, twins[0],
                                                          twins[3], twins[1]]):
         engine.call("reset")
         for record in order:
             engine.call("put", record=record)
-        result = mem.recall("night bus leaves", now=now)
+        result = driver.recall("night bus leaves", now=now)
         runs.append([(e["record"]["id"], e["score"], sorted(e["reasons"]))
                      for e in result["records"]])
     for run in runs[1:]:
@@ -315,12 +275,12 @@ def test_ranking_is_deterministic_with_ties(
 
 
 @pytest.mark.requirement("RCL-11")
-def test_every_record_says_why_it_is_included(mem: Recall) -> None:
-    side = mem.put("the invoice template lives in the finance drive")
-    partner = mem.put("everything moved elsewhere")
-    mem.transition(side, partner)
-    plain = mem.put("invoice numbers start at 1000")
-    result = mem.recall("invoice template finance")
+def test_every_record_says_why_it_is_included(driver: Driver) -> None:
+    side = driver.put("the invoice template lives in the finance drive")
+    partner = driver.put("everything moved elsewhere")
+    driver.transition(side, partner)
+    plain = driver.put("invoice numbers start at 1000")
+    result = driver.recall("invoice template finance")
     assert result["records"], "RCL-11: recall returned nothing for a matching query"
     for entry in result["records"]:
         reasons = entry.get("reasons")
@@ -342,13 +302,13 @@ def test_every_record_says_why_it_is_included(mem: Recall) -> None:
 
 
 @pytest.mark.requirement("RCL-12")
-def test_total_tokens_never_exceed_the_budget(mem: Recall) -> None:
+def test_total_tokens_never_exceed_the_budget(driver: Driver) -> None:
     for i in range(8):
-        mem.put(f"the ferry timetable changes in spring {'and autumn ' * i}")
-    side = mem.put("the ferry leaves from pier one")
-    mem.transition(side, mem.put("boats depart from pier two " * 4))
-    for budget in (0, 1, 5, 12, 25, 40, 80, BIG):
-        result = mem.recall("ferry timetable pier", budget)
+        driver.put(f"the ferry timetable changes in spring {'and autumn ' * i}")
+    side = driver.put("the ferry leaves from pier one")
+    driver.transition(side, driver.put("boats depart from pier two " * 4))
+    for budget in (0, 1, 5, 12, 25, 40, 80, RECALL_BUDGET):
+        result = driver.recall("ferry timetable pier", budget)
         total = result["total_tokens"]
         assert total <= budget, f"RCL-12: a budget of {budget} returned {total} tokens"
         summed = sum(e["tokens"] for e in result["records"])
@@ -358,15 +318,15 @@ def test_total_tokens_never_exceed_the_budget(mem: Recall) -> None:
 
 
 @pytest.mark.requirement("RCL-13")
-def test_recall_writes_nothing(mem: Recall, engine: EngineSession) -> None:
-    old = mem.put("the wiki password is in the vault")
-    mem.supersede(old, "the wiki uses single sign-on now")
-    side = mem.put("the vault is in the basement")
-    mem.transition(side, mem.put("the vault moved upstairs"))
+def test_recall_writes_nothing(driver: Driver, engine: EngineSession) -> None:
+    old = driver.put("the wiki password is in the vault")
+    driver.supersede(old, "the wiki uses single sign-on now", reason="corrected")
+    side = driver.put("the vault is in the basement")
+    driver.transition(side, driver.put("the vault moved upstairs"))
     before = snapshot(engine)
     for history in (False, True):
         for archived in (False, True):
-            for budget in (5, BIG):
-                mem.recall("wiki vault password", budget, include_history=history,
-                           include_archived=archived)
+            for budget in (5, RECALL_BUDGET):
+                driver.recall("wiki vault password", budget, include_history=history,
+                              include_archived=archived)
     assert snapshot(engine) == before, "RCL-13: recall wrote record versions"

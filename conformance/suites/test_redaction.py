@@ -13,7 +13,8 @@ from memspec import (
     sign_record,
 )
 from memspec.conformance import _builders as build
-from memspec.conformance._clock import KitClock
+from memspec.conformance._builders import Keys
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import (
     attempt,
     describe_change,
@@ -28,52 +29,36 @@ from memspec.data import tombstone as tombstone_shape
 SECRET = "the door code is 4711 and the alarm PIN is zebraquokka"
 
 
-class Redact:
-    """A record with several versions and links, and the redact operation."""
-
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine, self.clock, self.serial = engine, clock, 0
-
-    def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
-        self.serial += 1
-        provenance = {"kind": "conversation", "ref": f"chat-{self.serial}",
-                      "agent": None}
-        return build.record(kind, body, created_at=self.clock.now(), provenance=provenance,
-                            **fields)
-
-    def seed(self, keys: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """A signed, tagged, slotted rule with evidence and links, in three versions."""
-        evidence = self.new("the office has a keypad")
-        older = self.new("the door code was 1234")
-        self.engine.call("put", record=evidence)
-        self.engine.call("put", record=older)
-        born = sign_record(self.new(SECRET, "rule", slots={"code": "4711"}, tags=["access"],
-                                    evidence=[evidence["id"]], supersedes=older["id"],
-                                    occurred_at=self.clock.now()), keys.a)
-        v2 = build.evolve(born, self.clock.advance(seconds=1), tags=["access", "office"])
-        v3 = build.evolve(v2, self.clock.advance(seconds=1), state="superseded",
-                          superseded_by=fresh_id("newer-code"), state_reason="code changed")
-        for version in (born, v2, v3):
-            self.engine.call("put", record=version)
-        return born, [born, v2, v3]
-
-    def redact(self, rid: str, reason: str = "a secret was remembered by mistake"
-               ) -> dict[str, Any]:
-        record: dict[str, Any] = self.engine.call("redact", id=rid, reason=reason,
-                                                  now=self.clock.advance(seconds=1))["record"]
-        return record
-
-
 @pytest.fixture
-def red(engine: EngineSession, clock: KitClock) -> Redact:
-    return Redact(engine, clock)
+def driver(driver: Driver) -> Driver:
+    """The kit's driver; this suite's records come from conversations (chat-1, chat-2, ...)."""
+    return driver.configured(ref_prefix="chat", provenance_kind="conversation")
+
+
+def _seed(driver: Driver, keys: Keys) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A signed, tagged, slotted rule with evidence and links, in three versions."""
+    evidence = driver.new("the office has a keypad")
+    older = driver.new("the door code was 1234")
+    driver.engine.call("put", record=evidence)
+    driver.engine.call("put", record=older)
+    born = sign_record(driver.new(SECRET, "rule", slots={"code": "4711"}, tags=["access"],
+                                  evidence=[evidence["id"]], supersedes=older["id"],
+                                  occurred_at=driver.clock.now()), keys.a)
+    v2 = build.evolve(born, driver.clock.advance(seconds=1), tags=["access", "office"])
+    v3 = build.evolve(v2, driver.clock.advance(seconds=1), state="superseded",
+                      superseded_by=fresh_id("newer-code"), state_reason="code changed")
+    for version in (born, v2, v3):
+        driver.engine.call("put", record=version)
+    return born, [born, v2, v3]
 
 
 @pytest.mark.requirement("RED-1")
-def test_every_version_becomes_the_tombstone(red: Redact, engine: EngineSession, keys: Any) -> None:
-    born, versions = red.seed(keys)
+def test_every_version_becomes_the_tombstone(
+    driver: Driver, engine: EngineSession, keys: Keys
+) -> None:
+    born, versions = _seed(driver, keys)
     bystander_before = snapshot(engine)
-    tombstone = red.redact(born["id"])
+    tombstone = driver.redact(born["id"])
     history = engine.call("history", id=born["id"])["records"]
     assert len(history) == len(versions), (
         f"RED-1: redaction changed the version count from {len(versions)} to {len(history)}"
@@ -89,7 +74,7 @@ def test_every_version_becomes_the_tombstone(red: Redact, engine: EngineSession,
     for rid, stored in bystander_before.items():
         if rid != born["id"]:
             assert after[rid] == stored, f"RED-1: redaction changed another record {rid}"
-    again = red.redact(born["id"], "redacted twice")
+    again = driver.redact(born["id"], "redacted twice")
     assert canonical_json(again) == canonical_json(tombstone) and snapshot(engine) == after, (
         "RED-1: redacting a record that is already a tombstone changed it; it returns the "
         "tombstone as it is"
@@ -97,9 +82,9 @@ def test_every_version_becomes_the_tombstone(red: Redact, engine: EngineSession,
 
 
 @pytest.mark.requirement("RED-2")
-def test_tombstone_keeps_identity_and_links(red: Redact, keys: Any) -> None:
-    born, versions = red.seed(keys)
-    tombstone = red.redact(born["id"])
+def test_tombstone_keeps_identity_and_links(driver: Driver, keys: Keys) -> None:
+    born, versions = _seed(driver, keys)
+    tombstone = driver.redact(born["id"])
     latest = versions[-1]
     for field in ("id", "type", "created_at", "evidence", "supersedes", "superseded_by"):
         assert tombstone.get(field) == latest[field], (
@@ -110,11 +95,11 @@ def test_tombstone_keeps_identity_and_links(red: Redact, keys: Any) -> None:
 
 @pytest.mark.requirement("RED-3", "RED-4", "RED-5")
 @pytest.mark.profile("redaction")
-def test_tombstone_destroys_content_and_explains_the_id(red: Redact, engine: EngineSession,
-                                                        keys: Any) -> None:
-    born, _ = red.seed(keys)
+def test_tombstone_destroys_content_and_explains_the_id(driver: Driver, engine: EngineSession,
+                                                        keys: Keys) -> None:
+    born, _ = _seed(driver, keys)
     reason = "personal data remembered by mistake"
-    now = red.clock.advance(seconds=1)
+    now = driver.clock.advance(seconds=1)
     tombstone = engine.call("redact", id=born["id"], reason=reason, now=now)["record"]
     expected: dict[str, Any] = tombstone_shape().fixed_values()
     for field, value in expected.items():
@@ -147,20 +132,20 @@ def test_tombstone_destroys_content_and_explains_the_id(red: Redact, engine: Eng
 
 @pytest.mark.requirement("RED-4")
 @pytest.mark.profile("redaction")
-def test_redaction_needs_a_reason(red: Redact, engine: EngineSession, keys: Any) -> None:
-    born, _ = red.seed(keys)
+def test_redaction_needs_a_reason(driver: Driver, engine: EngineSession, keys: Keys) -> None:
+    born, _ = _seed(driver, keys)
     for reason in ("", "   "):
         expect_rejected(engine, "redact", "record", "RED-4",
                         f"a redaction with reason {reason!r}", id=born["id"], reason=reason,
-                        now=red.clock.advance(seconds=1))
+                        now=driver.clock.advance(seconds=1))
     expect_rejected(engine, "redact", "not-found", "RED-4", "a redaction of an unknown id",
-                    id=fresh_id("never-stored"), reason="x", now=red.clock.advance(seconds=1))
+                    id=fresh_id("never-stored"), reason="x", now=driver.clock.advance(seconds=1))
 
 
 
 @pytest.mark.requirement("RED-6")
-def test_the_store_port_cannot_redact(red: Redact, engine: EngineSession, keys: Any) -> None:
-    born, versions = red.seed(keys)
+def test_the_store_port_cannot_redact(driver: Driver, engine: EngineSession, keys: Keys) -> None:
+    born, versions = _seed(driver, keys)
     fake = {**versions[-1], "body": REDACTED_BODY, "slots": {}, "tags": [], "state": "archived",
             "provenance": {"kind": "redaction", "ref": None, "agent": None},
             "confidence": "0.0000", "signed_by": None, "signature": "", "transition": None,
@@ -181,11 +166,11 @@ def test_the_store_port_cannot_redact(red: Redact, engine: EngineSession, keys: 
 
 
 @pytest.mark.requirement("RED-6")
-def test_no_proposal_reaches_redaction(red: Redact, engine: EngineSession, keys: Any) -> None:
-    born, versions = red.seed(keys)
+def test_no_proposal_reaches_redaction(driver: Driver, engine: EngineSession, keys: Keys) -> None:
+    born, versions = _seed(driver, keys)
     tomb_like = {**versions[0], "body": REDACTED_BODY, "redacted": True,
                  "redaction_reason": "by proposal", "birth_digest": birth_digest(born)}
-    now = red.clock.advance(seconds=1)
+    now = driver.clock.advance(seconds=1)
     for kind in ("redact", "redaction", "delete", "tombstone"):
         expect_rejected(engine, "apply_proposal", "proposal", "RED-6",
                         f"a {kind!r} proposal", proposal=build.proposal(
@@ -202,12 +187,12 @@ def test_no_proposal_reaches_redaction(red: Redact, engine: EngineSession, keys:
 @pytest.mark.requirement("RED-7")
 @pytest.mark.profile("search")
 def test_redacted_content_leaves_the_search_index(
-    red: Redact, engine: EngineSession, keys: Any
+    driver: Driver, engine: EngineSession, keys: Keys
 ) -> None:
-    born, _ = red.seed(keys)
+    born, _ = _seed(driver, keys)
     found = [c["id"] for c in engine.call("search", query="zebraquokka", k=10)["candidates"]]
     assert born["id"] in found, "RED-7: the secret was not findable before redaction (setup)"
-    red.redact(born["id"])
+    driver.redact(born["id"])
     for query in ("zebraquokka", "door code 4711", "alarm PIN", "access"):
         hits = {c["id"]: c["score"] for c in engine.call("search", query=query,
                                                          k=10)["candidates"]}
@@ -218,13 +203,13 @@ def test_redacted_content_leaves_the_search_index(
 
 
 @pytest.mark.requirement("RED-8")
-def test_rule_with_redacted_evidence_is_flagged(red: Redact, engine: EngineSession) -> None:
-    evidence = red.new("the visitor badge number is 5521")
-    rule = red.new("visitors always get a numbered badge", "rule", evidence=[evidence["id"]])
+def test_rule_with_redacted_evidence_is_flagged(driver: Driver, engine: EngineSession) -> None:
+    evidence = driver.new("the visitor badge number is 5521")
+    rule = driver.new("visitors always get a numbered badge", "rule", evidence=[evidence["id"]])
     engine.call("put", record=evidence)
     engine.call("put", record=rule)
-    red.redact(evidence["id"])
-    engine.call("consolidate", now=red.clock.advance(days=1),
+    driver.redact(evidence["id"])
+    engine.call("consolidate", now=driver.clock.advance(days=1),
                 config={"near_dup_threshold": "0.95", "promotion_threshold": 3})
     swept = engine.call("get", id=rule["id"])["record"]
     if swept["flagged"] is not True:
@@ -234,12 +219,12 @@ def test_rule_with_redacted_evidence_is_flagged(red: Redact, engine: EngineSessi
 
 @pytest.mark.requirement("LC-3")
 @pytest.mark.profile("redaction")
-def test_a_tombstone_is_archived_with_the_redaction_reason(red: Redact, engine: EngineSession,
-                                                            keys: Any) -> None:
+def test_a_tombstone_is_archived_with_the_redaction_reason(driver: Driver, engine: EngineSession,
+                                                           keys: Keys) -> None:
     """A tombstone is an archived record, so it carries a reason: the redaction's."""
-    born, _ = red.seed(keys)
+    born, _ = _seed(driver, keys)
     reason = "the door code was remembered by mistake"
-    shown = {"redact": red.redact(born["id"], reason),
+    shown = {"redact": driver.redact(born["id"], reason),
              "get": engine.call("get", id=born["id"])["record"]}
     for i, version in enumerate(engine.call("history", id=born["id"])["records"]):
         shown[f"history version {i}"] = version

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 from itertools import pairwise
-from typing import Any
 
 import pytest
 
 from memspec import MemspecError
 from memspec.conformance import _builders as build
 from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import snapshot
 from memspec.conformance._session import EngineSession
 
@@ -22,28 +22,10 @@ _NOISE = (
 )
 
 
-class Corpus:
-    """Puts records into the store (every write keeps the index current)."""
-
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine, self.clock, self.serial = engine, clock, 0
-
-    def put(self, body: str, **fields: Any) -> dict[str, Any]:
-        self.serial += 1
-        provenance = {"kind": "observation", "ref": f"search-{self.serial}", "agent": None}
-        record = build.record("fact", body, created_at=self.clock.now(), provenance=provenance,
-                              **fields)
-        self.engine.call("put", record=record)
-        return record
-
-    def search(self, query: str, k: int = 20) -> list[tuple[str, float]]:
-        found = self.engine.call("search", query=query, k=k)["candidates"]
-        return [(c["id"], c["score"]) for c in found]
-
-
 @pytest.fixture
-def corpus(engine: EngineSession, clock: KitClock) -> Corpus:
-    return Corpus(engine, clock)
+def driver(driver: Driver) -> Driver:
+    """The kit's driver, with this suite's provenance refs (search-1, search-2, ...)."""
+    return driver.configured(ref_prefix="search")
 
 
 def _check_ranked(found: list[tuple[str, float]], what: str) -> None:
@@ -56,32 +38,32 @@ def _check_ranked(found: list[tuple[str, float]], what: str) -> None:
 
 
 @pytest.mark.requirement("SRCH-1")
-def test_at_most_k_best_first(corpus: Corpus) -> None:
-    stored = {corpus.put(f"kettle {'kettle ' * i}note {i}")["id"] for i in range(6)}
+def test_at_most_k_best_first(driver: Driver) -> None:
+    stored = {driver.put(f"kettle {'kettle ' * i}note {i}")["id"] for i in range(6)}
     for body in _NOISE:
-        stored.add(corpus.put(body)["id"])
+        stored.add(driver.put(body)["id"])
     for k in (0, 1, 2, 5, 50):
-        found = corpus.search("kettle", k)
+        found = driver.search("kettle", k)
         assert len(found) <= k, f"SRCH-1: search with k={k} returned {len(found)} candidates"
         assert {rid for rid, _ in found} <= stored, (
             f"SRCH-1: search returned ids that are not stored: "
             f"{sorted({rid for rid, _ in found} - stored)}"
         )
         _check_ranked(found, f"search('kettle', k={k})")
-    assert len(corpus.search("kettle", 5)) == 5, (
+    assert len(driver.search("kettle", 5)) == 5, (
         "SRCH-1: with at least 6 matching records, search with k=5 returned fewer than 5"
     )
-    top = corpus.search("kettle", 1)
-    assert top == corpus.search("kettle", 50)[:1], (
+    top = driver.search("kettle", 1)
+    assert top == driver.search("kettle", 50)[:1], (
         "SRCH-1: the best candidate for k=1 is not the first candidate for a larger k"
     )
 
 
 @pytest.mark.requirement("SRCH-4")
-def test_matches_rank_above_non_matches_ties_by_id(corpus: Corpus) -> None:
-    noise = [corpus.put(body)["id"] for body in _NOISE]
-    twins = [corpus.put("zebra crossing")["id"] for _ in range(3)]
-    found = corpus.search("zebra", 20)
+def test_matches_rank_above_non_matches_ties_by_id(driver: Driver) -> None:
+    noise = [driver.put(body)["id"] for body in _NOISE]
+    twins = [driver.put("zebra crossing")["id"] for _ in range(3)]
+    found = driver.search("zebra", 20)
     ids = [rid for rid, _ in found]
     assert set(twins) <= set(ids), (
         f"SRCH-4: search('zebra') missed records whose body contains zebra: "
@@ -104,7 +86,7 @@ def test_matches_rank_above_non_matches_ties_by_id(corpus: Corpus) -> None:
 
 @pytest.mark.requirement("SRCH-5")
 def test_same_contents_same_candidates(
-    corpus: Corpus, engine: EngineSession, clock: KitClock
+    driver: Driver, engine: EngineSession, clock: KitClock
 ) -> None:
     records = [build.record("fact", body, created_at=clock.now(),
                             provenance={"kind": "observation", "ref": f"det-{i}", "agent": None})
@@ -116,8 +98,8 @@ def test_same_contents_same_candidates(
         engine.call("reset")
         for record in order:
             engine.call("put", record=record)
-        runs.append([corpus.search(q, 10) for q in queries])
-        runs.append([corpus.search(q, 10) for q in queries])
+        runs.append([driver.search(q, 10) for q in queries])
+        runs.append([driver.search(q, 10) for q in queries])
     for run in runs[1:]:
         for query, first, again in zip(queries, runs[0], run, strict=True):
             assert again == first, (
@@ -162,14 +144,14 @@ _INJECTIONS = (
 
 
 @pytest.mark.requirement("SRCH-3")
-def test_query_syntax_is_only_text(corpus: Corpus, engine: EngineSession) -> None:
+def test_query_syntax_is_only_text(driver: Driver, engine: EngineSession) -> None:
     for body in _NOISE:
-        corpus.put(body)
-    zebra = corpus.put("zebra")
+        driver.put(body)
+    zebra = driver.put("zebra")
     before = snapshot(engine)
     for query in _INJECTIONS:
         try:
-            found = corpus.search(query, 10)
+            found = driver.search(query, 10)
         except MemspecError as exc:  # an error here means the text was parsed as syntax
             raise AssertionError(
                 f"SRCH-3: search({query!r}) failed ({exc}); raw query text must be treated as "
@@ -181,13 +163,13 @@ def test_query_syntax_is_only_text(corpus: Corpus, engine: EngineSession) -> Non
         )
     for query in ('"', "*", "()", "AND", "NEAR", ":", "''", ""):
         try:
-            corpus.search(query, 10)
+            driver.search(query, 10)
         except MemspecError as exc:
             raise AssertionError(
                 f"SRCH-3: search({query!r}) failed ({exc}); query text is never syntax"
             ) from None
     assert snapshot(engine) == before, "SRCH-3: a search query changed the store"
-    assert zebra["id"] in [rid for rid, _ in corpus.search("zebra", 10)], (
+    assert zebra["id"] in [rid for rid, _ in driver.search("zebra", 10)], (
         "SRCH-3: after the injection attempts a plain search no longer finds the record"
     )
 

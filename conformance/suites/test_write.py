@@ -9,34 +9,20 @@ import pytest
 from memspec import canonical_json, sign_record
 from memspec.conformance import _builders as build
 from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import attempt, describe_change, fresh_id, snapshot
 from memspec.conformance._session import EngineSession
 
 
-class Writer:
-    """Builds extractor output and runs ingest."""
-
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine, self.clock, self.serial = engine, clock, 0
-
-    def new(self, body: str, kind: str = "fact", **fields: Any) -> dict[str, Any]:
-        self.serial += 1
-        provenance = {"kind": "conversation", "ref": f"turn-{self.serial}", "agent": None}
-        return build.record(kind, body, created_at=self.clock.now(), provenance=provenance,
-                            **fields)
-
-    def ingest(self, proposals: list[Any]) -> dict[str, Any]:
-        result: dict[str, Any] = self.engine.call("ingest", proposals=proposals,
-                                                  now=self.clock.advance(seconds=1))
-        return result
-
-    def creates(self, *records: dict[str, Any]) -> list[dict[str, Any]]:
-        return [build.proposal("create", r) for r in records]
-
-
 @pytest.fixture
-def writer(engine: EngineSession, clock: KitClock) -> Writer:
-    return Writer(engine, clock)
+def driver(driver: Driver) -> Driver:
+    """The kit's driver; this suite's records come from conversation turns (turn-1, ...)."""
+    return driver.configured(ref_prefix="turn", provenance_kind="conversation")
+
+
+def _creates(*records: dict[str, Any]) -> list[dict[str, Any]]:
+    """A create proposal for each record, in order."""
+    return [build.proposal("create", r) for r in records]
 
 
 def _rejected_indexes(report: dict[str, Any]) -> dict[int, dict[str, Any]]:
@@ -44,18 +30,18 @@ def _rejected_indexes(report: dict[str, Any]) -> dict[int, dict[str, Any]]:
 
 
 @pytest.mark.requirement("WR-1")
-def test_only_create_proposals_are_admitted(writer: Writer, engine: EngineSession) -> None:
-    a = writer.new("the staging database is Postgres")
-    b = writer.new("the staging database is MySQL")
-    writer.ingest(writer.creates(a, b))
-    successor = writer.new("the staging database is Postgres 16", supersedes=a["id"])
+def test_only_create_proposals_are_admitted(driver: Driver, engine: EngineSession) -> None:
+    a = driver.new("the staging database is Postgres")
+    b = driver.new("the staging database is MySQL")
+    driver.ingest(_creates(a, b))
+    successor = driver.new("the staging database is Postgres 16", supersedes=a["id"])
     lifecycle = [
         build.proposal("supersede", successor, target_id=a["id"], reason="more precise"),
         build.proposal("transition", target_id=a["id"], other_id=b["id"], reason="conflict"),
         build.proposal("archive", target_id=b["id"], reason="stale"),
     ]
     before = snapshot(engine)
-    report = writer.ingest(lifecycle)
+    report = driver.ingest(lifecycle)
     rejected = _rejected_indexes(report)
     assert sorted(rejected) == [0, 1, 2], (
         f"WR-1: the write stage did not reject every lifecycle proposal (rejected indexes "
@@ -72,12 +58,12 @@ def test_only_create_proposals_are_admitted(writer: Writer, engine: EngineSessio
 
 
 @pytest.mark.requirement("WR-2")
-def test_extractors_never_create_rules(writer: Writer, engine: EngineSession) -> None:
-    episode = writer.new("we shipped on friday", "episode", occurred_at=writer.clock.now())
-    writer.ingest(writer.creates(episode))
-    rule = writer.new("we always ship on fridays", "rule", evidence=[episode["id"]])
-    fact = writer.new("the release train leaves weekly")
-    report = writer.ingest(writer.creates(rule, fact))
+def test_extractors_never_create_rules(driver: Driver, engine: EngineSession) -> None:
+    episode = driver.new("we shipped on friday", "episode", occurred_at=driver.clock.now())
+    driver.ingest(_creates(episode))
+    rule = driver.new("we always ship on fridays", "rule", evidence=[episode["id"]])
+    fact = driver.new("the release train leaves weekly")
+    report = driver.ingest(_creates(rule, fact))
     rejected = _rejected_indexes(report)
     assert 0 in rejected, (
         f"WR-2: a rule creation from an extractor was not rejected in the report: {report}"
@@ -103,27 +89,27 @@ def _get(engine: EngineSession, rid: str) -> tuple[dict[str, Any] | None, str | 
 
 @pytest.mark.requirement("WR-3")
 def test_extracted_records_are_born_active_and_unlinked(
-    writer: Writer, engine: EngineSession
+    driver: Driver, engine: EngineSession
 ) -> None:
-    anchor = writer.new("the boiler was serviced in march")
-    other = writer.new("the boiler is in the basement")
-    writer.ingest(writer.creates(anchor, other))
-    t = writer.new("the boiler is electric")
+    anchor = driver.new("the boiler was serviced in march")
+    other = driver.new("the boiler is in the basement")
+    driver.ingest(_creates(anchor, other))
+    t = driver.new("the boiler is electric")
     unborn: dict[str, dict[str, Any]] = {
-        "supersedes set": writer.new("the boiler was serviced in april",
+        "supersedes set": driver.new("the boiler was serviced in april",
                                      supersedes=anchor["id"]),
-        "superseded state": {**writer.new("the boiler is gas-fired"), "state": "superseded",
+        "superseded state": {**driver.new("the boiler is gas-fired"), "state": "superseded",
                              "superseded_by": anchor["id"], "state_reason": "replaced"},
-        "archived state": {**writer.new("the boiler is old"), "state": "archived",
+        "archived state": {**driver.new("the boiler is old"), "state": "archived",
                            "state_reason": "stale"},
         "a transition block": {**t, "state": "transitional", "transition":
                                build.transition_block(t["id"], other["id"], "conflict")},
-        "flagged": {**writer.new("the boiler needs a check"), "flagged": True,
+        "flagged": {**driver.new("the boiler needs a check"), "flagged": True,
                     "flag_reason": "no evidence"},
     }
     before = snapshot(engine)
     names = list(unborn)
-    report = writer.ingest(writer.creates(*unborn.values()))
+    report = driver.ingest(_creates(*unborn.values()))
     rejected = _rejected_indexes(report)
     for index, name in enumerate(names):
         assert index in rejected, (
@@ -137,8 +123,8 @@ def test_extracted_records_are_born_active_and_unlinked(
         )
     change = describe_change(before, snapshot(engine))
     assert not change, f"WR-3: rejected records were written: {change}"
-    good = writer.new("the boiler pressure should be 1.5 bar", tags=["boiler"])
-    report = writer.ingest(writer.creates(good))
+    good = driver.new("the boiler pressure should be 1.5 bar", tags=["boiler"])
+    report = driver.ingest(_creates(good))
     assert report["accepted"] == [good["id"]], f"WR-3: a valid new record was not accepted: " \
                                                 f"{report}"
     stored = engine.call("history", id=good["id"])["records"]
@@ -148,12 +134,12 @@ def test_extracted_records_are_born_active_and_unlinked(
 
 
 @pytest.mark.requirement("WR-4")
-def test_known_ids_are_reinforced_not_rewritten(writer: Writer, engine: EngineSession) -> None:
-    record = writer.new("the cat is called Miso", tags=["pets"])
-    writer.ingest(writer.creates(record))
+def test_known_ids_are_reinforced_not_rewritten(driver: Driver, engine: EngineSession) -> None:
+    record = driver.new("the cat is called Miso", tags=["pets"])
+    driver.ingest(_creates(record))
     before = snapshot(engine)
     again = {**record, "tags": ["pets", "names"], "confidence": "0.5000"}
-    report = writer.ingest(writer.creates(record, again))
+    report = driver.ingest(_creates(record, again))
     assert report["deduped"] and set(report["deduped"]) == {record["id"]}, (
         f"WR-4: a proposal of an already stored id was not reported as deduplicated: {report}"
     )
@@ -166,13 +152,13 @@ def test_known_ids_are_reinforced_not_rewritten(writer: Writer, engine: EngineSe
 
 
 @pytest.mark.requirement("WR-5")
-def test_report_names_every_proposal_and_rejection_is_total(writer: Writer,
+def test_report_names_every_proposal_and_rejection_is_total(driver: Driver,
                                                             engine: EngineSession) -> None:
-    known = writer.new("the plant needs water on sundays")
-    writer.ingest(writer.creates(known))
-    fresh = writer.new("the plant is a monstera")
-    bad_id = {**writer.new("the plant is on the sill"), "id": fresh_id("bad-id")}
-    float_conf = {**writer.new("the plant is three years old"), "confidence": 0.7}
+    known = driver.new("the plant needs water on sundays")
+    driver.ingest(_creates(known))
+    fresh = driver.new("the plant is a monstera")
+    bad_id = {**driver.new("the plant is on the sill"), "id": fresh_id("bad-id")}
+    float_conf = {**driver.new("the plant is three years old"), "confidence": 0.7}
     proposals: list[Any] = [
         build.proposal("create", fresh),
         build.proposal("create", bad_id),
@@ -183,7 +169,7 @@ def test_report_names_every_proposal_and_rejection_is_total(writer: Writer,
         "not a proposal",
     ]
     before = snapshot(engine)
-    report = writer.ingest(proposals)
+    report = driver.ingest(proposals)
     rejected = _rejected_indexes(report)
     fates = len(report["accepted"]) + len(report["deduped"]) + len(report["rejected"])
     assert fates == len(proposals), (
@@ -217,9 +203,9 @@ def test_report_names_every_proposal_and_rejection_is_total(writer: Writer,
 
 
 @pytest.mark.requirement("WR-4")
-def test_a_record_proposed_twice_in_one_call(writer: Writer, engine: EngineSession) -> None:
-    record = writer.new("the spare charger is in the top drawer")
-    report = writer.ingest(writer.creates(record, record))
+def test_a_record_proposed_twice_in_one_call(driver: Driver, engine: EngineSession) -> None:
+    record = driver.new("the spare charger is in the top drawer")
+    report = driver.ingest(_creates(record, record))
     assert report["accepted"] == [record["id"]] and report["deduped"] == [record["id"]], (
         f"WR-4: a record proposed twice in one call should be accepted once, then deduplicated: "
         f"{report}"
@@ -231,12 +217,12 @@ def test_a_record_proposed_twice_in_one_call(writer: Writer, engine: EngineSessi
 
 @pytest.mark.requirement("WR-4")
 @pytest.mark.profile("decay")
-def test_deduplication_reinforces_the_stored_record(writer: Writer, engine: EngineSession,
+def test_deduplication_reinforces_the_stored_record(driver: Driver, engine: EngineSession,
                                                     clock: KitClock) -> None:
-    again = writer.new("the team lunch is on thursdays", confidence="0.5000")
-    once = writer.new("the team lunch is on thursdays", confidence="0.5000")
-    writer.ingest(writer.creates(again, once))
-    writer.ingest(writer.creates(again))
+    again = driver.new("the team lunch is on thursdays", confidence="0.5000")
+    once = driver.new("the team lunch is on thursdays", confidence="0.5000")
+    driver.ingest(_creates(again, once))
+    driver.ingest(_creates(again))
     saliences = engine.call("decay", now=clock.advance(days=1))["saliences"]
     assert saliences[again["id"]] > saliences[once["id"]], (
         f"WR-4: a deduplicated proposal did not reinforce the stored record (salience "
@@ -246,16 +232,16 @@ def test_deduplication_reinforces_the_stored_record(writer: Writer, engine: Engi
 
 @pytest.mark.requirement("WR-3")
 def test_extracted_records_have_the_newborn_shape(
-    writer: Writer, engine: EngineSession, clock: KitClock,
+    driver: Driver, engine: EngineSession, clock: KitClock,
     keys: Any) -> None:
-    aged = writer.new("the boiler was bled in october")
+    aged = driver.new("the boiler was bled in october")
     aged = {**aged, "updated_at": clock.advance(seconds=1)}
-    signed = sign_record(writer.new("the boiler manual is in the drawer"), keys.a)
-    resigned_aged = sign_record({**writer.new("the boiler is twelve years old"),
+    signed = sign_record(driver.new("the boiler manual is in the drawer"), keys.a)
+    resigned_aged = sign_record({**driver.new("the boiler is twelve years old"),
                                  "updated_at": clock.advance(days=2)}, keys.a)
-    good = writer.new("the boiler is serviced every autumn")
+    good = driver.new("the boiler is serviced every autumn")
     before = snapshot(engine)
-    report = writer.ingest(writer.creates(aged, signed, resigned_aged, good))
+    report = driver.ingest(_creates(aged, signed, resigned_aged, good))
     rejected = _rejected_indexes(report)
     for index, what in ((0, "updated_at later than created_at"), (1, "a signature"),
                         (2, "a signature and a later updated_at")):
