@@ -643,9 +643,10 @@ def _accelerator() -> Callable[[Any], bytes]:
     from memspec import _canonical
 
     pytest.importorskip("orjson")
-    if _canonical._FAST_BYTES is None:
+    encode = _canonical._FAST_BYTES
+    if encode is None:
         pytest.skip("the accelerator is turned off (MEMSPEC_NO_ACCELERATOR)")
-    return _canonical._FAST_BYTES
+    return lambda value: encode(value, None, _canonical._FAST_OPTION)
 
 
 @FAST
@@ -772,3 +773,68 @@ def test_file_bytes_skip_the_nfc_test_only_when_every_string_is_known_nfc(
     assert _file_bytes(signed, known) == _file_bytes(signed, False) == expected
     assert outcome(lambda: verify_file(signed, jobs=1)) == \
         outcome(lambda: reference_verify_file(signed))
+
+
+# -- the NFC test of UTF-8 text -----------------------------------------------------------------
+
+def _maybe_characters() -> set[int]:
+    """Every code point that may compose with the one before it, from the running Unicode
+    database: the second of every canonical pair (composition exclusions too) and the
+    Hangul vowel and trailing jamo (composed algorithmically, listed nowhere)."""
+    found = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))
+    for code in range(0x110000):
+        parts = unicodedata.decomposition(chr(code)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            found.add(int(parts[1], 16))
+    return found
+
+
+def test_the_quick_nfc_test_covers_every_maybe_character() -> None:
+    """nfc_utf8 tests the non-ASCII bytes alone only when none may compose backwards:
+    its pattern must match the UTF-8 of every such character of this Unicode version."""
+    from memspec import _canonical_fast
+
+    assert _canonical_fast._QUICK == (unicodedata.unidata_version
+                                      in _canonical_fast.NFC_QUICK_VERSIONS)
+    if not _canonical_fast._QUICK:
+        pytest.skip(f"Unicode {unicodedata.unidata_version}: nfc_utf8 tests the whole text")
+    maybe = _maybe_characters()
+    assert {0x0301, 0x0338, 0x3099, 0x1161, 0x11A8} <= maybe
+    missed = [hex(code) for code in sorted(maybe)
+              if _canonical_fast._MAYBE(chr(code).encode("utf-8")) is None]
+    assert missed == []
+    for code in range(128):  # what deleting ASCII relies on: class 0, Quick_Check=Yes
+        assert unicodedata.combining(chr(code)) == 0
+        assert code not in maybe and unicodedata.is_normalized("NFC", chr(code))
+
+
+#: Text that stresses the quick test: marks that compose with ASCII letters and with
+#: non-ASCII ones, marks out of canonical order separated by ASCII, singletons (never
+#: NFC), Hangul jamo, kana voicing, Hebrew points, Greek, CJK and emoji the pattern lets
+#: through, and the JSON escapes.
+_NFC_CHARS = st.sampled_from(
+    ("a", "e", "n", "<", "=", "x", " ", '"', "\\", "\n", "\u00e9", "\u00fc", "\u03bb",
+     "\u03cc", "\u6771", "\U0001f680", "\u20ac", "\u0301", "\u0316", "\u0338", "\u0345",
+     "\u0344", "\u212b", "\u0387", "\u1100", "\u1161", "\u11a8", "\uac00", "\u304b",
+     "\u3099", "\u05d0", "\u05b7", "\u0627", "\u0653", "\U0001d15e", "\U0001d165",
+     "\u2000", "\u1f71", "\u0374", "\ufb1d"))
+
+
+@FAST
+@given(st.text(_NFC_CHARS, max_size=12))
+def test_nfc_utf8_is_is_normalized(text: str) -> None:
+    from memspec._canonical_fast import nfc_utf8
+
+    assert nfc_utf8(text.encode("utf-8")) == unicodedata.is_normalized("NFC", text)
+
+
+@pytest.mark.parametrize("text", [
+    "e\u0301", "\u00e9x\u0301", "\u0301x\u0316", "\u0316x\u0301", "\u00fc\u0301", "<\u0338",
+    "\u212b", "\u0387", "\u1100\u1161", "\u304b\u3099", "\u6771\U0001f680 \u00e9", "\u03ac",
+    "a\u0344", "\u00e9\"\u0301", "Z\u00fcrich \u03bb\u03cc\u03b3\u03bf\u03c2 \u6771\u4eac",
+])
+def test_nfc_utf8_on_chosen_texts(text: str) -> None:
+    from memspec._canonical_fast import nfc_utf8
+
+    for whole in (text, f'{{"body":"{text}","n":1}}'):
+        assert nfc_utf8(whole.encode("utf-8")) == unicodedata.is_normalized("NFC", whole)

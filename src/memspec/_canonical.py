@@ -16,9 +16,9 @@ import json
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
+from memspec._canonical_fast import dict_plain, list_plain, load_orjson, nfc_utf8
 from memspec._errors import CanonicalJSONError, LimitError
 
 __all__ = [
@@ -108,81 +108,9 @@ def _c_dumps() -> Callable[[Any], str]:
 _CHECKED_DUMPS = _c_dumps()
 
 
-def _orjson_dumps() -> Callable[[Any], bytes] | None:
-    """orjson's sorted-keys encoder when it is installed and encodes a probe exactly as
-    ``_CHECKED_DUMPS`` does, else None (the package works fully without it).
-
-    Used only on values of exact JSON types (``_dict_plain``: no floats, enums, UUIDs
-    or dates; bounded depth) whose text is no longer than the string limit; orjson
-    itself refuses non-string and subclassed keys and values
-    (``OPT_PASSTHROUGH_SUBCLASS``), integers outside +-(2**53 - 1)
-    (``OPT_STRICT_INTEGER``) and lone surrogates. Its output is then the same text:
-    keys sorted by code point (UTF-8 byte order is code point order), ``","``/``":"`` separators,
-    non-ASCII written raw, ``"``, ``\\`` and the controls below U+0020 escaped the
-    same way (``\\b \\f \\n \\r \\t``, else ``\\u00xx``).
-    NFC is still judged on the text, and anything orjson refuses (a lone surrogate,
-    say) takes the precise path. ``MEMSPEC_NO_ACCELERATOR=1`` turns it off.
-    """
-    import os
-
-    if os.environ.get("MEMSPEC_NO_ACCELERATOR"):
-        return None
-    try:
-        import orjson
-    except ImportError:
-        return None
-    encode: Callable[[Any], bytes] = partial(
-        orjson.dumps,
-        option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER | orjson.OPT_PASSTHROUGH_SUBCLASS)
-
-    probe = {"b": [1, -2, None, True, False, "\u00e9\n\"\\\x00\x1f\x7f\u2028"],
-             "a": {}, "\u00e9": [], "e\u0301": ("x", -(2**53 - 1)), "\U0001f680": ""}
-    try:
-        if encode(probe) != _CHECKED_DUMPS(probe).encode("utf-8"):
-            return None  # pragma: no cover - an orjson that encodes differently
-    except Exception:  # pragma: no cover - any surprise: keep the portable path
-        return None
-    return encode
-
-
-_FAST_BYTES = _orjson_dumps()
-
-# The accelerator's walk: only what orjson would encode although canonical JSON refuses it
-# (floats, enums, UUIDs, dates, other objects) and the depth; orjson checks the rest.
-def _dict_plain(value: dict[Any, Any], depth: int, max_depth: int) -> bool:
-    if depth >= max_depth:
-        return False
-    for item in value.values():
-        sub = type(item)
-        if sub is str or sub is int or sub is bool or item is None:
-            continue
-        if sub is dict:
-            if not _dict_plain(item, depth + 1, max_depth):
-                return False
-        elif sub is list or sub is tuple:
-            if not _list_plain(item, depth + 1, max_depth):
-                return False
-        else:
-            return False
-    return True
-
-
-def _list_plain(value: list[Any] | tuple[Any, ...], depth: int, max_depth: int) -> bool:
-    if depth >= max_depth:
-        return False
-    for item in value:
-        sub = type(item)
-        if sub is str or sub is int or sub is bool or item is None:
-            continue
-        if sub is dict:
-            if not _dict_plain(item, depth + 1, max_depth):
-                return False
-        elif sub is list or sub is tuple:
-            if not _list_plain(item, depth + 1, max_depth):
-                return False
-        else:
-            return False
-    return True
+_FAST_BYTES, _FAST_OPTION = load_orjson(_CHECKED_DUMPS)
+_DEFAULT_DEPTH = min(DEFAULT_LIMITS.max_depth, _FAST_DEPTH)
+_DEFAULT_CHARS = DEFAULT_LIMITS.max_string_chars
 
 
 def _pointer(path: tuple[str | int, ...]) -> str:
@@ -386,21 +314,23 @@ def _precise_check(value: Any, limits: Limits) -> None:
 def canonical_json(value: Any, limits: Limits = DEFAULT_LIMITS) -> bytes:
     """The canonical JSON bytes of ``value``."""
     kind = type(value)
-    depth = min(limits.max_depth, _FAST_DEPTH)
-    chars = limits.max_string_chars
-    if _FAST_BYTES is not None and (
-            (kind is dict and _dict_plain(value, 0, depth))
-            or ((kind is list or kind is tuple) and _list_plain(value, 0, depth))):
+    if limits is DEFAULT_LIMITS:
+        depth, chars = _DEFAULT_DEPTH, _DEFAULT_CHARS
+    else:
+        depth, chars = min(limits.max_depth, _FAST_DEPTH), limits.max_string_chars
+    encode = _FAST_BYTES
+    if encode is not None and (
+            (kind is dict and dict_plain(value, 0, depth))
+            or ((kind is list or kind is tuple) and list_plain(value, 0, depth))):
         # orjson checks what this walk leaves out: keys are exact strings, integers are
         # within +-(2**53 - 1), no string is a lone surrogate; a string or key longer
         # than the limit makes the text longer too. Any refusal or doubt takes the
         # path below, which words errors.
         try:
-            data = _FAST_BYTES(value)
+            data = encode(value, None, _FAST_OPTION)
         except Exception:
             data = None
-        if data is not None and len(data) <= chars and (
-                data.isascii() or unicodedata.is_normalized("NFC", data.decode("utf-8"))):
+        if data is not None and len(data) <= chars and (data.isascii() or nfc_utf8(data)):
             return data
     if (kind is dict and _dict_shape(value, 0, depth, chars)) or (
             (kind is list or kind is tuple) and _list_shape(value, 0, depth, chars)):
@@ -412,13 +342,12 @@ def canonical_json(value: Any, limits: Limits = DEFAULT_LIMITS) -> bytes:
             text = _CHECKED_DUMPS(value)
         except RecursionError as exc:  # pragma: no cover - a caller already deep in its stack
             raise LimitError(f"nesting deeper than {limits.max_depth}") from exc
-        if not text.isascii() and not unicodedata.is_normalized("NFC", text):
-            check_json_value(value, limits)
-            return _encode_checked(value, limits)
         try:
-            return text.encode("utf-8")
+            data = text.encode("utf-8")
         except UnicodeEncodeError:
             return _utf8(text, value, limits)
+        if data.isascii() or nfc_utf8(data):
+            return data
     check_json_value(value, limits)
     return _encode_checked(value, limits)
 
@@ -431,18 +360,19 @@ def _canonical_checked(value: Any) -> bytes:
 def _canonical_nfc(value: Any) -> tuple[bytes, bool]:
     """:func:`_canonical_checked`, and whether the bytes are the value's strings as they
     are: True when every string of ``value`` is already in NFC."""
-    if _FAST_BYTES is not None:
+    encode = _FAST_BYTES
+    if encode is not None:
         try:
-            data = _FAST_BYTES(value)
+            data = encode(value, None, _FAST_OPTION)
         except Exception:  # a lone surrogate, say: the path below words it
             data = None
         if data is not None:
-            if data.isascii() or unicodedata.is_normalized("NFC", data.decode("utf-8")):
+            if data.isascii() or nfc_utf8(data):
                 return data, True
             return _encode_checked(value, DEFAULT_LIMITS), False
-    text = _CHECKED_DUMPS(value)
-    if text.isascii() or unicodedata.is_normalized("NFC", text):
-        return _utf8(text, value, DEFAULT_LIMITS), True
+    data = _utf8(_CHECKED_DUMPS(value), value, DEFAULT_LIMITS)
+    if data.isascii() or nfc_utf8(data):
+        return data, True
     return _encode_checked(value, DEFAULT_LIMITS), False
 
 
@@ -450,22 +380,23 @@ def _canonical_of_nfc(value: Any) -> bytes:
     """Canonical bytes of a value that passed check_json_value at DEFAULT_LIMITS and whose
     strings the caller knows to be in NFC (each one went through :func:`_canonical_nfc`
     with True): the encoder's output as it is, without testing the text for NFC again."""
-    if _FAST_BYTES is not None:
+    encode = _FAST_BYTES
+    if encode is not None:
         try:
-            return _FAST_BYTES(value)
+            return encode(value, None, _FAST_OPTION)
         except Exception:  # pragma: no cover - the value passed the walk
             return _canonical_checked(value)
     return _utf8(_CHECKED_DUMPS(value), value, DEFAULT_LIMITS)
 
 
 def _encode_checked(value: Any, limits: Limits) -> bytes:
-    if _FAST_BYTES is not None:
+    encode = _FAST_BYTES
+    if encode is not None:
         try:
-            data = _FAST_BYTES(value)
+            data = encode(value, None, _FAST_OPTION)
         except Exception:  # a lone surrogate, say: the encoder below words it
             data = None
-        if data is not None and (
-                data.isascii() or unicodedata.is_normalized("NFC", data.decode("utf-8"))):
+        if data is not None and (data.isascii() or nfc_utf8(data)):
             return data
     try:
         text = _CHECKED_DUMPS(value)

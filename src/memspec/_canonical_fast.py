@@ -1,0 +1,146 @@
+"""canonical_json's accelerator: orjson behind a type walk, and an NFC test of UTF-8 text.
+
+Everything here only ever answers "certainly the canonical bytes" or "ask the precise
+path" (memspec._canonical), which alone words errors; the package works fully without
+orjson and with ``MEMSPEC_NO_ACCELERATOR=1``. tests/test_fastpaths.py proves each answer
+against the precise path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["NFC_QUICK_VERSIONS", "dict_plain", "list_plain", "load_orjson", "nfc_utf8"]
+
+#: orjson's encoder and the options memspec calls it with (see load_orjson).
+Dumps = Callable[[Any, None, int], bytes]
+
+
+def load_orjson(reference: Callable[[Any], str]) -> tuple[Dumps | None, int]:
+    """orjson.dumps and its options when orjson is installed and encodes a probe exactly
+    as ``reference`` (the checked C encoder) does, else ``(None, 0)``.
+
+    Used only on values of exact JSON types (``dict_plain``: no floats, enums, UUIDs
+    or dates; bounded depth) whose text is no longer than the string limit; orjson
+    itself refuses non-string and subclassed keys and values
+    (``OPT_PASSTHROUGH_SUBCLASS``), integers outside +-(2**53 - 1)
+    (``OPT_STRICT_INTEGER``) and lone surrogates. Its output is then the same text:
+    keys sorted by code point (UTF-8 byte order is code point order), ``","``/``":"``
+    separators, non-ASCII written raw, ``"``, ``\\`` and the controls below U+0020
+    escaped the same way (``\\b \\f \\n \\r \\t``, else ``\\u00xx``). NFC is still
+    judged on the text, and anything orjson refuses (a lone surrogate, say) takes the
+    precise path. The caller calls ``dumps(value, None, option)``: positional, since a
+    keyword or a functools.partial costs a fifth of the encoding of a typical record.
+    """
+    if os.environ.get("MEMSPEC_NO_ACCELERATOR"):
+        return None, 0
+    try:
+        import orjson
+    except ImportError:
+        return None, 0
+    dumps: Dumps = orjson.dumps
+    option = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER | orjson.OPT_PASSTHROUGH_SUBCLASS
+    probe = {"b": [1, -2, None, True, False, "\u00e9\n\"\\\x00\x1f\x7f\u2028"],
+             "a": {}, "\u00e9": [], "e\u0301": ("x", -(2**53 - 1)), "\U0001f680": ""}
+    try:
+        if dumps(probe, None, option) != reference(probe).encode("utf-8"):
+            return None, 0  # pragma: no cover - an orjson that encodes differently
+    except Exception:  # pragma: no cover - any surprise: keep the portable path
+        return None, 0
+    return dumps, option
+
+
+# The accelerator's walk: only what orjson would encode although canonical JSON refuses it
+# (floats, enums, UUIDs, dates, other objects) and the depth; orjson checks the rest.
+# Strings and nulls, the commonest values of a record, are tested first, and an empty
+# container is judged here (only its depth can fail) rather than by a call.
+def dict_plain(value: dict[Any, Any], depth: int, max_depth: int) -> bool:
+    """True when every value in ``value`` (recursively) is of an exact JSON type and no
+    container lies ``max_depth`` or more levels deep; False asks the precise path."""
+    if depth >= max_depth:
+        return False
+    for item in value.values():
+        sub = type(item)
+        if sub is str or item is None:
+            continue
+        if sub is dict:
+            if item:
+                if not dict_plain(item, depth + 1, max_depth):
+                    return False
+            elif depth + 1 >= max_depth:
+                return False
+        elif sub is list or sub is tuple:
+            if item:
+                if not list_plain(item, depth + 1, max_depth):
+                    return False
+            elif depth + 1 >= max_depth:
+                return False
+        elif sub is not bool and sub is not int:
+            return False
+    return True
+
+
+def list_plain(value: list[Any] | tuple[Any, ...], depth: int, max_depth: int) -> bool:
+    """:func:`dict_plain` for an array."""
+    if depth >= max_depth:
+        return False
+    for item in value:
+        sub = type(item)
+        if sub is str or item is None:
+            continue
+        if sub is dict:
+            if item:
+                if not dict_plain(item, depth + 1, max_depth):
+                    return False
+            elif depth + 1 >= max_depth:
+                return False
+        elif sub is list or sub is tuple:
+            if item:
+                if not list_plain(item, depth + 1, max_depth):
+                    return False
+            elif depth + 1 >= max_depth:
+                return False
+        elif sub is not bool and sub is not int:
+            return False
+    return True
+
+
+_ASCII = bytes(range(128))
+#: The UTF-8 starts of every character that may compose with the one before it
+#: (NFC_Quick_Check=Maybe: the second character of a canonical pair, composition
+#: exclusions included, and the Hangul vowel and trailing jamo), and more: whole lead
+#: bytes, every 4-byte character outside U+1F000-U+1FFFF. tests/test_fastpaths.py
+#: derives the set from the running Unicode database and checks this covers it.
+_MAYBE = re.compile(rb"[\xcc\xcd\xd6\xd7\xd9\xe0\xe1\xe3\xf1-\xf4]|\xf0[^\x9f]").search
+#: Unicode versions whose Maybe characters _MAYBE is checked to cover; under another
+#: version nfc_utf8 tests the whole text.
+NFC_QUICK_VERSIONS = frozenset({"14.0.0"})
+_QUICK = unicodedata.unidata_version in NFC_QUICK_VERSIONS
+
+
+def nfc_utf8(data: bytes) -> bool:
+    """Whether the UTF-8 text ``data`` is in NFC: ``unicodedata.is_normalized`` of it.
+
+    Most of a record's text is ASCII, and the per-character test costs more than the
+    encoding; so the non-ASCII bytes are tested alone when that settles it. Why that is
+    exact: UAX #15's quick check answers YES (and then the text is NFC) when no
+    character is NFC_Quick_Check=No or Maybe and no two adjacent characters have
+    canonical combining classes ``a > b > 0``. ASCII characters are Quick_Check=Yes and
+    class 0, so they pass and never form such a pair; deleting them keeps every other
+    character and every adjacency between two non-ASCII characters (UTF-8 sequences of
+    non-ASCII characters hold no ASCII byte, so what is left is valid UTF-8 of those
+    characters in order). With no Maybe character left (``_MAYBE``), is_normalized is
+    the quick check itself, so True on the rest is YES on the rest, hence YES on the
+    text. Any other answer tests the whole text.
+    """
+    if data.isascii():
+        return True
+    if _QUICK:
+        rest = data.translate(None, _ASCII)
+        if _MAYBE(rest) is None and unicodedata.is_normalized("NFC", rest.decode("utf-8")):
+            return True
+    return unicodedata.is_normalized("NFC", data.decode("utf-8"))
