@@ -2,47 +2,56 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from memspec.conformance import _builders as build
-from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import snapshot
 from memspec.conformance._session import EngineSession
 
 
+@dataclass(frozen=True)
 class Story:
     """A store with a known past: a fact born, superseded, an archival and a late birth."""
 
-    def __init__(self, engine: EngineSession, clock: KitClock) -> None:
-        self.engine = engine
-        prov = {"kind": "observation", "ref": "tt-1", "agent": None}
-        self.t0 = clock.now()
-        self.old = build.record("fact", "the team standup is at nine", created_at=self.t0,
-                                provenance=prov, tags=["meetings"])
-        self.other = build.record("fact", "the team retro is on fridays", created_at=self.t0,
-                                  provenance=prov, tags=["meetings"])
-        engine.call("put", record=self.old)
-        engine.call("put", record=self.other)
-        self.t1 = clock.advance(days=1)
-        self.new = build.record("fact", "the team standup is at ten", created_at=self.t1,
-                                provenance=prov, tags=["meetings"], supersedes=self.old["id"])
-        engine.call("apply_proposal", now=self.t1, proposal=build.proposal(
-            "supersede", self.new, target_id=self.old["id"], reason="moved to ten"))
-        self.t2 = clock.advance(days=1)
-        engine.call("apply_proposal", now=self.t2, proposal=build.proposal(
-            "archive", target_id=self.other["id"], reason="retros stopped"))
-        self.t3 = clock.advance(days=1)
-
-    def version(self, rid: str, at: str) -> dict[str, Any]:
-        history: list[dict[str, Any]] = self.engine.call("history", id=rid)["records"]
-        return [v for v in history if v["updated_at"] <= at][-1]
+    old: dict[str, Any]
+    other: dict[str, Any]
+    new: dict[str, Any]
+    #: Both births; the supersession; the archival; a day after.
+    t0: str
+    t1: str
+    t2: str
+    t3: str
 
 
 @pytest.fixture
-def story(engine: EngineSession, clock: KitClock) -> Story:
-    return Story(engine, clock)
+def story(driver: Driver) -> Story:
+    """The story, written into the store through ``driver``."""
+    clock = driver.clock
+    prov = {"kind": "observation", "ref": "tt-1", "agent": None}
+    t0 = clock.now()
+    old = build.record("fact", "the team standup is at nine", created_at=t0, provenance=prov,
+                       tags=["meetings"])
+    other = build.record("fact", "the team retro is on fridays", created_at=t0, provenance=prov,
+                         tags=["meetings"])
+    driver.engine.call("put", record=old)
+    driver.engine.call("put", record=other)
+    t1 = clock.advance(days=1)
+    new = build.record("fact", "the team standup is at ten", created_at=t1, provenance=prov,
+                       tags=["meetings"], supersedes=old["id"])
+    driver.apply(build.proposal("supersede", new, target_id=old["id"], reason="moved to ten"),
+                 now=t1)
+    t2 = clock.advance(days=1)
+    driver.archive(other["id"], "retros stopped", now=t2)
+    return Story(old, other, new, t0, t1, t2, clock.advance(days=1))
+
+
+def _version_at(driver: Driver, rid: str, at: str) -> dict[str, Any]:
+    """The version of record ``rid`` current at ``at``."""
+    return [v for v in driver.history(rid) if v["updated_at"] <= at][-1]
 
 
 def _ids(records: list[dict[str, Any]]) -> list[str]:
@@ -50,10 +59,12 @@ def _ids(records: list[dict[str, Any]]) -> list[str]:
 
 
 @pytest.mark.requirement("XTT-1")
-def test_list_as_of_shows_the_past_view(story: Story, engine: EngineSession) -> None:
+def test_list_as_of_shows_the_past_view(
+    story: Story, driver: Driver, engine: EngineSession
+) -> None:
     past = engine.call("list", as_of=story.t0)["records"]
-    assert past == [story.version(i, story.t0) for i in sorted([story.old["id"],
-                                                                  story.other["id"]])], (
+    assert past == [_version_at(driver, i, story.t0)
+                    for i in sorted([story.old["id"], story.other["id"]])], (
         f"XTT-1: list as of {story.t0} should hold the two first versions, got {_ids(past)}")
     assert all(r["state"] == "active" for r in past), "XTT-1: the past view shows later states"
     mid = engine.call("list", as_of=story.t1)["records"]

@@ -12,6 +12,10 @@ to run inside their own pytest suite, with their own fixtures and settings:
   build one with the engine under test (seen through :func:`connect`) and a
   :class:`KitClock`, and let hypothesis drive it with your settings. Every rule is
   mirrored on a model, and the engine is checked against the model after every step.
+* :class:`Driver`, the steps the kit's behaviour suites share (make records with
+  distinct provenance refs, put, apply proposals, supersede, transition, archive,
+  redact, read versions back, run passes, recall), over the engine session and a
+  clock: the kit's suites use this driver, through their ``driver`` fixture.
 * The observers the kit's checks are built from, for checks of your own:
   :func:`snapshot` (every version the engine holds), :func:`describe_change`,
   :func:`attempt`, :func:`expect_rejected` (refused with the right error class, and
@@ -42,6 +46,7 @@ from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import Driver
 from memspec.conformance._loading import process_engine
 from memspec.conformance._machines_lifecycle import LifecycleMachine
 from memspec.conformance._machines_observe import (
@@ -62,6 +67,7 @@ from memspec.engine import Engine
 
 __all__ = [
     "ClockLike",
+    "Driver",
     "EngineLike",
     "EngineSession",
     "KitClock",
@@ -117,8 +123,9 @@ class StoreContract(Generic[E]):
       ``tmp_path``) to yield a fresh engine.
 
     Each test gets the engine reset, through :func:`connect`, as the ``engine``
-    fixture, and a :class:`KitClock` as ``clock``. A test fails with a
-    :class:`RequirementFailed` naming its requirement; an engine that does not claim
+    fixture, a :class:`KitClock` as ``clock`` and a :class:`Driver` over both as
+    ``driver``. A test fails with a :class:`RequirementFailed` naming its
+    requirement; an engine that does not claim
     the ``store`` profile has every test skipped as not claimed.
     """
 
@@ -159,6 +166,12 @@ class StoreContract(Generic[E]):
     def clock(self) -> KitClock:
         """A deterministic clock starting at 2026-01-01T00:00:00.000Z."""
         return KitClock()
+
+    @pytest.fixture
+    def driver(self, engine: EngineSession, clock: KitClock) -> Driver:
+        """The kit's shared test steps over ``engine`` and ``clock`` (see :class:`Driver`),
+        for tests of your own in the subclass."""
+        return Driver(engine, clock)
 
     def hypothesis_settings(self) -> settings:
         """The settings ``test_store_state_machine`` runs with (override for more steps)."""
