@@ -22,6 +22,7 @@ from typing import Any
 
 from memspec._errors import MemspecError
 from memspec.data import json_resource, resource_text
+from memspec.data import profiles as profile_table
 
 __all__ = [
     "EXTENSIONS_SOURCE",
@@ -272,9 +273,7 @@ def _requirements_in(block: _Block) -> Iterator[tuple[str, str, str]]:
 
 
 def _known_profiles() -> frozenset[str]:
-    table: dict[str, Any] = json_resource("spec", "operations.json")["profiles"]
-    extensions: dict[str, Any] = json_resource("spec", "extensions.json")["profiles"]
-    return frozenset(table) | frozenset(extensions)
+    return frozenset(profile_table())
 
 
 def load_extensions_text() -> str:

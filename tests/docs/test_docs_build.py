@@ -42,6 +42,7 @@ from gen_docs import MARKER, generate, write
 
 from memspec._errors import MemspecError
 from memspec._requirements import load_requirements
+from memspec.report import MalformedReport
 
 KEY_PAGES = (
     "", "concepts", "generated/spec", "generated/extensions", "generated/requirements",
@@ -523,5 +524,5 @@ def test_report_page_without_a_report_says_so() -> None:
 def test_a_malformed_report_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "report.json"
     bad.write_text('{"report_version": 1}', encoding="utf-8")
-    with pytest.raises(MemspecError, match="not a conformance report"):
+    with pytest.raises(MalformedReport, match=r"does not match report\.json"):
         tracing.load_report(bad)

@@ -23,6 +23,7 @@ from _docgen import tracing
 from _docgen._common import IdLinker
 
 from memspec.cli._render import report_html, report_markdown
+from memspec.report import MalformedReport, Report
 
 SCRIPT = "<script>alert(document.cookie)</script>"
 IMG = '<img src=x onerror="alert(1)">'
@@ -116,7 +117,8 @@ def _assert_inert(html: str) -> None:
 
 def test_website_report_page_shows_hostile_text_as_data() -> None:
     linker = IdLinker(["REC-5"])
-    text = report_page.render_report(hostile_report(), linker, tracing.Trace((), (), None))
+    report = Report.from_wire(hostile_report())
+    text = report_page.render_report(report, linker, tracing.Trace((), (), None))
     html = _site_markdown(text)
     _assert_inert(html)
     found = _scan(html)
@@ -126,10 +128,15 @@ def test_website_report_page_shows_hostile_text_as_data() -> None:
     assert 'href="spec.md#REC-5"' in html  # requirement ids in notes are still links
 
 
-def test_an_unknown_verdict_is_not_shown_as_given() -> None:
-    report = dict(hostile_report(), verdict=FAKE)
-    text = report_page.render_report(report, IdLinker([]), tracing.Trace((), (), None))
-    _assert_inert(_site_markdown(text))
+def test_an_unknown_verdict_never_reaches_the_page(tmp_path: Path) -> None:
+    # The page takes the typed report: a verdict outside the schema's words is refused when
+    # the report is read, naming where, and never rendered.
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(dict(hostile_report(), verdict=FAKE)), encoding="utf-8")
+    with pytest.raises(MalformedReport) as caught:
+        tracing.load_report(path)
+    assert caught.value.pointer == "/verdict"
+    assert str(path) in str(caught.value)
 
 
 def test_report_markdown_shows_hostile_text_as_data() -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
 
 from _docgen._common import (
     GEN,
@@ -21,11 +19,13 @@ from _docgen._common import (
 from _docgen.tracing import Trace
 from memspec._display import code_fence, markdown_inline, terminal
 from memspec.cli._render import test_counts
+from memspec.report import Outcome, Report
 
 REPORT_JSON = f"{GEN}/reference-report.json"
 _ADMONITION = {"certified": "success", "failed": "failure", "errored": "danger",
                "incomplete": "warning", "partial": "warning"}
 _NAME = re.compile(r"[a-z][a-z0-9-]*\Z")
+_NOT_MET = (Outcome.FAILED, Outcome.ERRORED)
 
 
 # Everything below that comes from the report is the engine's (or the report file's) to
@@ -61,7 +61,7 @@ def _test_link(nodeid: str, page: str, trace: Trace) -> str:
     return _code(nodeid)
 
 
-def render_report(report: dict[str, Any] | None, linker: IdLinker, trace: Trace) -> str:
+def render_report(report: Report | None, linker: IdLinker, trace: Trace) -> str:
     """The report page; a note saying how to make one when no report is given."""
     page = REPORT_PAGE
     out = [front("The reference engine's report", "What the memspec conformance kit found "
@@ -79,91 +79,85 @@ def render_report(report: dict[str, Any] | None, linker: IdLinker, trace: Trace)
             "    ```",
             ""])
         return "\n".join(out)
-    engine = report.get("engine", {})
-    kit = report.get("kit", {})
-    summary = report.get("summary", {})
-    verdict = str(report.get("verdict"))
+    engine = report.engine
+    summary = report.summary
+    verdict = report.verdict.value
     shown = verdict if verdict in _ADMONITION else "unknown"
+    strictness = report.input_strictness.verdict if report.input_strictness else "not judged"
     out.extend([generated_note("the conformance report passed to `--report`"), "",
                 f'!!! {_ADMONITION.get(shown, "note")} "Verdict: {shown}"',
-                f"    {markdown_inline(str(engine.get('name', '?')))} "
-                f"{markdown_inline(str(engine.get('version') or ''))} against memspec kit "
-                f"{markdown_inline(str(kit.get('version', '?')))} "
-                f"({markdown_inline(str(report.get('spec_version', '')))}), "
-                f"{markdown_inline(str(report.get('mode', '')))} mode.", "",
-                f"- **engine:** {_code(engine.get('name', ''))} "
-                f"{_code(engine.get('version')) if engine.get('version') else ''}",
-                f"- **loaded as:** {_code(engine.get('loaded_as', '—'))}",
-                f"- **protocol:** {_code(engine.get('protocol'))}",
-                f"- **kit:** {_code(kit.get('version', ''))}",
-                f"- **spec version:** {_code(report.get('spec_version', ''))}",
-                f"- **suite digest:** {_code(report.get('suite_digest', ''))}",
-                f"- **run:** {_code(report.get('started_at', ''))} to "
-                f"{_code(report.get('finished_at', ''))}",
+                f"    {markdown_inline(engine.name)} "
+                f"{markdown_inline(engine.version or '')} against memspec kit "
+                f"{markdown_inline(report.kit.version)} "
+                f"({markdown_inline(report.spec_version)}), "
+                f"{markdown_inline(report.mode.value)} mode.", "",
+                f"- **engine:** {_code(engine.name)} "
+                f"{_code(engine.version) if engine.version else ''}",
+                f"- **loaded as:** "
+                f"{_code(engine.loaded_as if engine.loaded_as is not None else '—')}",
+                f"- **protocol:** {_code(engine.protocol)}",
+                f"- **kit:** {_code(report.kit.version)}",
+                f"- **spec version:** {_code(report.spec_version)}",
+                f"- **suite digest:** {_code(report.suite_digest)}",
+                f"- **run:** {_code(report.started_at)} to {_code(report.finished_at)}",
                 f"- **tests:** {markdown_inline(_counts(test_counts(report)))}",
-                f"- **requirements:** {markdown_inline(_counts(summary.get('requirements', {})))}",
-                f"- **warnings:** {markdown_inline(str(summary.get('warnings', 0)))} "
+                f"- **requirements:** {markdown_inline(_counts(dict(summary.requirements)))}",
+                f"- **warnings:** {markdown_inline(str(summary.warnings))} "
                 "(SHOULD / MAY requirements not met)",
-                f"- **input strictness:** "
-                f"{_word(report.get('input_strictness', {}).get('verdict', 'not judged'))}",
+                f"- **input strictness:** {_word(strictness)}",
                 f"- **download:** [reference-report.json]({rel(page, REPORT_JSON)})"])
-    if engine.get("fault"):
-        out.append(f"- **engine fault:** {markdown_inline(str(engine['fault']))}")
-    signature = report.get("signature")
-    if isinstance(signature, dict):
-        out.append(f"- **signed by:** {_code(signature.get('signed_by'))}")
+    if engine.fault:
+        out.append(f"- **engine fault:** {markdown_inline(engine.fault)}")
+    if report.signature is not None:
+        out.append(f"- **signed by:** {_code(report.signature.signed_by)}")
     out.extend(["", "## Profiles", "", "| profile | claimed | verdict | notes |",
                 "|---|---|---|---|"])
-    for name, info in report.get("profiles", {}).items():
-        notes = "; ".join(_linked(n, linker, page) for n in info.get("notes", []))
+    for name, info in report.profiles.items():
+        notes = "; ".join(_linked(n, linker, page) for n in info.notes)
         label = (f"[{name}]({rel(page, REQUIREMENTS_PAGE + '#profile-' + name)})"
-                 if _NAME.match(str(name)) else markdown_inline(str(name)))
-        out.append(f"| {label} | {'yes' if info.get('claimed') else 'no'} | "
-                   f"{_word(info.get('verdict'))} | {notes} |")
+                 if _NAME.match(name) else markdown_inline(name))
+        out.append(f"| {label} | {'yes' if info.claimed else 'no'} | "
+                   f"{_word(info.verdict)} | {notes} |")
     out.extend(["", "## Requirements", "",
                 "| requirement | level | profile | outcome | tests passed | note |",
                 "|---|---|---|---|---|---|"])
-    for item in report.get("requirements", []):
-        rid = str(item.get("id"))
-        tests = item.get("tests", [])
-        passed = sum(1 for t in tests if t.get("outcome") == "passed")
+    for item in report.requirements:
+        rid = item.id
+        passed = sum(1 for t in item.tests if t.outcome == Outcome.PASSED)
         link = (f'<span id="{rid}"></span>{linker.link(rid, page)}' if rid in linker.ids
                 else _code(rid))
-        out.append(f"| {link} | {_word(item.get('level'))} | "
-                   f"{_word(item.get('profile'))} | **{_word(item.get('outcome'))}** | "
-                   f"{passed} / {len(tests)} | "
-                   f"{cell(_linked(item.get('note', ''), linker, page))} |")
-    problems = [(item, t) for item in report.get("requirements", [])
-                for t in item.get("tests", []) if t.get("outcome") in ("failed", "errored")]
-    problems += [({"id": "kit"}, t) for t in report.get("kit_checks", [])
-                 if t.get("outcome") in ("failed", "errored")]
+        out.append(f"| {link} | {_word(item.level)} | "
+                   f"{_word(item.profile)} | **{_word(item.outcome)}** | "
+                   f"{passed} / {len(item.tests)} | "
+                   f"{cell(_linked(item.note or '', linker, page))} |")
+    problems = [(item.id, t) for item in report.requirements
+                for t in item.tests if t.outcome in _NOT_MET]
+    problems += [("kit", t) for t in report.kit_checks or () if t.outcome in _NOT_MET]
     out.extend(["", "## Failures", ""])
     if not problems:
         out.append("No test failed or errored.")
     seen: set[str] = set()
-    for item, test in problems:
-        nodeid = str(test.get("nodeid"))
-        if nodeid in seen:
+    for rid, test in problems:
+        if test.nodeid in seen:
             continue
-        seen.add(nodeid)
-        out.extend([f"- {_test_link(nodeid, page, trace)}: **{_word(test.get('outcome'))}** "
-                    f"({_linked(item.get('id'), linker, page)})"])
-        if test.get("message"):
-            block = code_fence(str(test["message"]).strip("\n"), "text")
+        seen.add(test.nodeid)
+        out.extend([f"- {_test_link(test.nodeid, page, trace)}: **{_word(test.outcome)}** "
+                    f"({_linked(rid, linker, page)})"])
+        if test.message:
+            block = code_fence(test.message.strip("\n"), "text")
             out.extend(["", *("    " + line for line in block.splitlines()), ""])
-    checks = report.get("kit_checks", [])
-    if checks:
+    if report.kit_checks:
         out.extend(["", "## Kit checks", "", "| check | outcome |", "|---|---|"])
-        for check in checks:
-            out.append(f"| {_test_link(str(check.get('nodeid')), page, trace)} | "
-                       f"{_word(check.get('outcome'))} |")
+        for check in report.kit_checks:
+            out.append(f"| {_test_link(check.nodeid, page, trace)} | "
+                       f"{_word(check.outcome)} |")
     out.append("")
     return "\n".join(out)
 
 
-def build(report: dict[str, Any] | None, linker: IdLinker, trace: Trace) -> dict[str, bytes]:
+def build(report: Report | None, linker: IdLinker, trace: Trace) -> dict[str, bytes]:
     """The report page (and the report itself as a download)."""
     out = {REPORT_PAGE: render_report(report, linker, trace).encode()}
     if report is not None:
-        out[REPORT_JSON] = (json.dumps(report, indent=2, ensure_ascii=False) + "\n").encode()
+        out[REPORT_JSON] = report.to_json().encode()
     return out

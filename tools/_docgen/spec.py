@@ -20,6 +20,7 @@ from _docgen._common import (
 )
 from _docgen.tracing import Trace
 from memspec._requirements import Requirement
+from memspec.report import Outcome
 
 _FENCE = re.compile(r"\s*(```+|~~~+)")
 _HEADING = re.compile(r"(#{1,6})\s+(.*?)\s*\Z")
@@ -161,7 +162,7 @@ def trace_block(req: Requirement, ctx: _Context) -> str:
         found = trace.outcomes.get(req.id)
         detail = ""
         if found is not None:
-            passed = sum(1 for _, o in found.tests if o == "passed")
+            passed = sum(1 for t in found.tests if t.outcome == Outcome.PASSED)
             detail = f", {passed} of {plural(len(found.tests), 'test')} passed"
             if found.note:
                 detail += f"; {ctx.linker.text(found.note, page)}"

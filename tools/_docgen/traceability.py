@@ -47,15 +47,15 @@ def render_requirements(
     out.extend(["## Profiles", "",
                 "| profile | title | requires | requirements | reference engine | summary |",
                 "|---|---|---|---|---|---|"])
-    report_profiles = (trace.report or {}).get("profiles", {})
     by_profile = Counter(r.profile for r in reqs)
     for name, info in profiles.items():
         requires = ", ".join(f"[{r}](#profile-{r})" for r in info.get("requires", [])) or "—"
-        verdict = (report_profiles.get(name, {}).get("verdict", "not in the report")
-                   if trace.report else NO_REPORT)
+        found = trace.report.profiles.get(name) if trace.report else None
+        shown = (NO_REPORT if trace.report is None
+                 else found.verdict.value if found else "not in the report")
         out.append(
             f'| <span id="profile-{name}"></span>`{name}` | {text(info.get("title", ""))} | '
-            f"{requires} | {by_profile.get(name, 0)} | {verdict} | "
+            f"{requires} | {by_profile.get(name, 0)} | {shown} | "
             f"{text(info.get('summary', ''))} |")
     out.extend(["", "## All requirements", "",
                 "| id | level | profile | section | kit tests | vectors | reference engine "

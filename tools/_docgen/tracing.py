@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from _docgen._common import DocgenError, read_json
+from memspec.report import Outcome, Report, RequirementOutcome
 
 
 @dataclass(frozen=True)
@@ -37,13 +38,9 @@ class VectorCase:
     requirements: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What a conformance report says about one requirement."""
-
-    outcome: str
-    note: str | None
-    tests: tuple[tuple[str, str], ...]  # (nodeid, outcome)
+#: A parametrized test's outcome is the first of these that any of its cases has.
+_WORST_FIRST = (Outcome.FAILED, Outcome.ERRORED, Outcome.NOT_RUN, Outcome.SKIPPED,
+                Outcome.NOT_CLAIMED, Outcome.UNTESTABLE)
 
 
 @dataclass(frozen=True)
@@ -52,9 +49,9 @@ class Trace:
 
     tests: tuple[KitTest, ...]
     vectors: tuple[VectorCase, ...]
-    report: dict[str, Any] | None
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
-    test_outcomes: dict[str, str] = field(default_factory=dict)
+    report: Report | None
+    outcomes: dict[str, RequirementOutcome] = field(default_factory=dict)
+    test_outcomes: dict[str, Outcome] = field(default_factory=dict)
 
     def tests_for(self, rid: str) -> list[KitTest]:
         """Kit tests marked with ``rid``, in suite order."""
@@ -67,19 +64,19 @@ class Trace:
     def verdict(self, rid: str) -> str | None:
         """The report's outcome for ``rid`` (None without a report or when it is absent)."""
         found = self.outcomes.get(rid)
-        return found.outcome if found else None
+        return found.outcome.value if found else None
 
     def test_outcome(self, nodeid: str) -> str | None:
         """The report's outcome of one test; for a parametrized test, the worst of its cases."""
         if nodeid in self.test_outcomes:
-            return self.test_outcomes[nodeid]
+            return self.test_outcomes[nodeid].value
         seen = [o for n, o in self.test_outcomes.items() if n.startswith(nodeid + "[")]
         if not seen:
             return None
-        for worst in ("failed", "errored", "not-run", "skipped", "not-claimed", "untestable"):
+        for worst in _WORST_FIRST:
             if worst in seen:
-                return worst
-        return seen[0]
+                return worst.value
+        return seen[0].value
 
 
 # -- the kit's suites, scanned statically ------------------------------------------------
@@ -197,37 +194,28 @@ def vector_cases(files: list[tuple[str, dict[str, Any]]]) -> tuple[VectorCase, .
 # -- a conformance report ----------------------------------------------------------------
 
 
-def report_outcomes(report: dict[str, Any]) -> tuple[dict[str, Outcome], dict[str, str]]:
-    """Outcome per requirement id and per test node id, from a report document."""
-    per_req: dict[str, Outcome] = {}
-    per_test: dict[str, str] = {}
-    for item in report.get("requirements", []):
-        tests = tuple((str(t["nodeid"]), str(t["outcome"])) for t in item.get("tests", []))
-        per_req[str(item["id"])] = Outcome(str(item["outcome"]), item.get("note"), tests)
-        for nodeid, outcome in tests:
-            per_test[nodeid] = outcome
-    for check in report.get("kit_checks", []):
-        per_test[str(check["nodeid"])] = str(check["outcome"])
+def report_outcomes(report: Report) -> tuple[dict[str, RequirementOutcome],
+                                            dict[str, Outcome]]:
+    """Outcome per requirement id and per test node id, from a report."""
+    per_req = {item.id: item for item in report.requirements}
+    per_test = {test.nodeid: test.outcome for item in report.requirements for test in item.tests}
+    for check in report.kit_checks or ():
+        per_test[check.nodeid] = check.outcome
     return per_req, per_test
 
 
-def load_report(path: Path | None) -> dict[str, Any] | None:
-    """A conformance report, checked against schemas/report.json; None when not given."""
+def load_report(path: Path | None) -> Report | None:
+    """A conformance report, checked against schemas/report.json; None when not given.
+
+    A file that is not JSON raises DocgenError, one that is not a report
+    :class:`~memspec.report.MalformedReport` naming the path and the offending member.
+    """
     if path is None:
         return None
-    report = read_json(path)
-    from memspec._schemas import iter_errors
-
-    problems = iter_errors(report, "report")
-    if problems:
-        where, message = problems[0]
-        raise DocgenError(f"{path} is not a conformance report: {where or '/'}: {message}")
-    if not isinstance(report, dict):  # pragma: no cover - the schema says object
-        raise DocgenError(f"{path} is not a JSON object")
-    return report
+    return Report.from_wire(read_json(path), source=str(path))
 
 
-def build_trace(root: Path, report: dict[str, Any] | None) -> Trace:
+def build_trace(root: Path, report: Report | None) -> Trace:
     """The trace of the checkout at ``root`` (with a report's outcomes when given)."""
     tests = scan_suites(root / "conformance" / "suites")
     vectors = vector_cases(load_vector_files(root / "vectors"))

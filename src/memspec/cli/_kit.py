@@ -19,7 +19,7 @@ from memspec._errors import MemspecError
 from memspec._keyfile import load_key
 from memspec.cli._io import UsageError, emit, read_text, write_output
 from memspec.cli._render import badge_endpoint, badge_svg, report_html, report_markdown
-from memspec.data import json_resource, vector_files
+from memspec.data import VectorCase, vector_files, vectors
 from memspec.report import Report, Verdict
 
 __all__ = ["engine_options", "jobs_args", "register", "run_kit"]
@@ -193,38 +193,32 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _case_index() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    cases: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
-    for name in vector_files():
-        data = json_resource("vectors", name)
-        for group in data.get("groups", []):
-            cases.extend((name, group, case) for case in group["tests"])
-    return cases
+def _case_index() -> list[VectorCase]:
+    return [case for name in vector_files() for case in vectors(name).cases()]
 
 
 def cmd_vectors(args: argparse.Namespace) -> int:
     cases = _case_index()
-    known = {name.removesuffix(".json") for name, _, _ in cases}
+    known = {case.file.removesuffix(".json") for case in cases}
     unknown = sorted(set(args.file or ()) - known)
     if unknown:
         raise UsageError(f"no vectors file named {', '.join(map(repr, unknown))}; the files "
                          f"are: {', '.join(sorted(known))}")
     chosen = [
-        (name, group, case) for name, group, case in cases
-        if (not args.file or name.removesuffix(".json") in args.file)
-        and (not args.group or group["id"] in args.group)
-        and (not args.flag or set(args.flag) & set(case.get("flags", [])))
-        and (not args.id or case["id"] in args.id)
+        case for case in cases
+        if (not args.file or case.file.removesuffix(".json") in args.file)
+        and (not args.group or case.group in args.group)
+        and (not args.flag or set(args.flag) & set(case.flags))
+        and (not args.id or case.id in args.id)
     ]
     if not chosen:
         raise UsageError("no vector matches the selection")
     if args.action == "list":
-        files = Counter(name for name, _, _ in chosen)
+        files = Counter(case.file for case in chosen)
         rows: list[dict[str, Any]] = [{"file": name, "tests": n,
-                 "valid": sum(1 for f, _, c in chosen if f == name and c["result"] == "valid"),
-                 "groups": sorted({g["id"] for f, g, _ in chosen if f == name}),
-                 "flags": sorted({fl for f, _, c in chosen if f == name
-                                  for fl in c.get("flags", [])})}
+                 "valid": sum(1 for c in chosen if c.file == name and c.valid),
+                 "groups": sorted({c.group for c in chosen if c.file == name}),
+                 "flags": sorted({fl for c in chosen if c.file == name for fl in c.flags})}
                 for name, n in sorted(files.items())]
         emit(args.json, {"files": rows, "tests": len(chosen)}, "\n".join(
             f"{r['file']:<24} {r['tests']:>4} tests ({r['valid']} valid)  groups: "
@@ -235,7 +229,7 @@ def cmd_vectors(args: argparse.Namespace) -> int:
     import memspec.conformance.suites as suites
 
     module = Path(suites.__file__).with_name("test_vectors.py")
-    nodes = [f"{module}::test_vector[{case['id']}]" for _, _, case in chosen]
+    nodes = [f"{module}::test_vector[{case.id}]" for case in chosen]
     code, report, output = run_kit(_kit_args(args), nodes, show_output=not args.json)
     outcomes: dict[str, str] = {}
     for entry in report.requirements if report is not None else ():

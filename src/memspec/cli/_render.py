@@ -109,18 +109,11 @@ def _untestable(report: Report) -> list[tuple[RequirementOutcome, str]]:
             for entry in report.requirements if entry.outcome == Outcome.UNTESTABLE]
 
 
-def test_counts(report: AnyReport) -> dict[str, int]:
+def test_counts(report: Report) -> dict[str, int]:
     """Tests per outcome as the kit's terminal summary counts them: the requirement-traced
-    tests of ``summary.tests`` plus the kit's checks of itself (``kit_checks``).
-
-    The wire form is read as it is, not validated: the docs' report page counts a report
-    it shows however it came (tools/_docgen/report.py)."""
-    if isinstance(report, Report):
-        counts = Counter(dict(report.summary.tests))
-        counts.update(check.outcome.value for check in report.kit_checks or ())
-    else:
-        counts = Counter({str(k): int(n) for k, n in report["summary"]["tests"].items()})
-        counts.update(str(check.get("outcome")) for check in report.get("kit_checks", []))
+    tests of ``summary.tests`` plus the kit's checks of itself (``kit_checks``)."""
+    counts = Counter(dict(report.summary.tests))
+    counts.update(check.outcome.value for check in report.kit_checks or ())
     return dict(sorted(counts.items()))
 
 

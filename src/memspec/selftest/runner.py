@@ -297,24 +297,38 @@ def _run(children: _Children, job: _Job, work: Path, targets: Sequence[str],
 # -- selection ---------------------------------------------------------------------------
 
 
-def _index(children: _Children, work: Path) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _IndexEntry:
+    """One collected kit test, as ``--selftest-index`` writes it (memspec.selftest._select)."""
+
+    id: str
+    module: str
+    requirements: frozenset[str]
+    profiles: frozenset[str]
+
+
+def _index(children: _Children, work: Path) -> list[_IndexEntry]:
     path = work / "index.json"
     problem = _pytest(children, ["--pyargs", "memspec.conformance", "--collect-only",
                        "--memspec-engine=reference", f"--selftest-index={path}"],
                       work, work / "index.log", RUN_TIMEOUT)
     if problem or not path.is_file():
         raise SelftestError(f"cannot collect the conformance kit: {problem or 'no index'}")
-    entries: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    return entries
+    try:
+        return [_IndexEntry(str(e["id"]), str(e["module"]), frozenset(e["requirements"]),
+                            frozenset(e["profiles"]))
+                for e in json.loads(path.read_text(encoding="utf-8"))]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise SelftestError(f"the kit's test index is malformed: {exc!r}") from None
 
 
-def _selection(fault: Fault, index: Iterable[dict[str, Any]],
+def _selection(fault: Fault, index: Iterable[_IndexEntry],
                scope: str) -> tuple[list[str], list[str]]:
     """(kit ids, suite modules) of the tests a run of ``fault`` needs."""
-    chosen = [e for e in index if fault.requirement in e["requirements"]
-              or (scope == "profile" and fault.profile in e["profiles"])]
-    modules = sorted({e["module"] for e in chosen})
-    return [e["id"] for e in chosen], modules
+    chosen = [e for e in index if fault.requirement in e.requirements
+              or (scope == "profile" and fault.profile in e.profiles)]
+    modules = sorted({e.module for e in chosen})
+    return [e.id for e in chosen], modules
 
 
 # -- folding reports into rows -----------------------------------------------------------
