@@ -203,11 +203,7 @@ class SQLiteSearchIndex(SearchIndex):
             return ()
         with self._lock:
             try:
-                rows = self._open().execute(
-                    "SELECT record_id, -bm25(record_fts) AS score FROM record_fts "
-                    "WHERE record_fts MATCH ? ORDER BY score DESC, record_id ASC LIMIT ?",
-                    (expression, min(k, _MAX_LIMIT)),
-                ).fetchall()
+                rows = _best(self._open(), expression, min(k, _MAX_LIMIT))
             except sqlite3.Error as exc:
                 raise StoreError(f"search index query failed: {exc}") from exc
         if not rows:
@@ -236,6 +232,37 @@ class SQLiteSearchIndex(SearchIndex):
         with self._lock:
             row = self._open().execute("SELECT count(*) FROM record_fts").fetchone()
         return int(row[0])
+
+
+_BY_SCORE = ("SELECT record_id, -bm25(record_fts) FROM record_fts WHERE record_fts MATCH ? "
+             "ORDER BY bm25(record_fts) LIMIT ?")
+_AT_SCORE = ("SELECT record_id, -bm25(record_fts) FROM record_fts WHERE record_fts MATCH ? "
+             "AND -bm25(record_fts) = ? ORDER BY record_id LIMIT ?")
+#: Rows fetched past the k-th, so that the k-th score's ties usually end inside the window.
+_SLACK = 32
+
+
+def _best(db: sqlite3.Connection, expression: str, k: int) -> list[tuple[str, float]]:
+    """The ``k`` best matches of ``expression`` by score descending, then record id
+    ascending: ``ORDER BY score DESC, record_id ASC LIMIT k`` over every match.
+
+    That query sorts every match with its record id, reading each one's id from the
+    content table, so it grows with the matches and costs twice the BM25 pass itself.
+    Here the matches are ordered by BM25 alone and only a window of ``k`` plus slack is
+    read. Exact: the window holds every row scoring above its last row's score; when the
+    k-th score is below that, every row tied with the k-th is in the window, and sorting
+    the window by (score, id) gives the same k. When the ties may run past it, the rows
+    above the k-th score are kept and the rest come from the rows at exactly that score,
+    in id order (the same BM25 values: the same function over the same index).
+    """
+    limit = min(k + max(k, _SLACK), _MAX_LIMIT)
+    rows: list[tuple[str, float]] = db.execute(_BY_SCORE, (expression, limit)).fetchall()
+    if len(rows) == limit and rows[k - 1][1] == rows[-1][1]:
+        edge = rows[k - 1][1]
+        above = [row for row in rows if row[1] > edge]
+        rows = above + db.execute(_AT_SCORE, (expression, edge, k - len(above))).fetchall()
+    rows.sort(key=lambda row: (-row[1], row[0]))
+    return rows[:k]
 
 
 def _rollback(db: sqlite3.Connection) -> None:
