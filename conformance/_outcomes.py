@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from memspec._errors import EngineError, MemspecError
-from memspec.data import always_profiles, json_resource
+from memspec.data import Requirement, always_profiles, json_resource, requirements
 from memspec.report import Outcome
 
 __all__ = [
@@ -24,7 +24,6 @@ __all__ = [
     "ERRORED",
     "FAILED",
     "INCONCLUSIVE",
-    "LEVELS",
     "NOT_CLAIMED",
     "NOT_CLAIMED_PREFIX",
     "PASSED",
@@ -76,24 +75,8 @@ INCONCLUSIVE = Outcome.INCONCLUSIVE.value
 NOT_CLAIMED_PREFIX = "memspec:not-claimed: "
 UNTESTABLE_PREFIX = "memspec:untestable: "
 
-LEVELS = ("MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY")
 #: Profiles every engine is checked against without claiming them.
 ALWAYS_PROFILES = always_profiles()
-
-@dataclass(frozen=True)
-class Requirement:
-    """One catalogue entry."""
-
-    id: str
-    level: str
-    profile: str
-    summary: str
-    untestable: str | None = None
-
-    @property
-    def binding(self) -> bool:
-        """Whether failing it fails certification (MUST / MUST NOT)."""
-        return binding(self.level)
 
 
 def binding(level: str) -> bool:
@@ -103,20 +86,14 @@ def binding(level: str) -> bool:
 
 @cache
 def catalogue() -> dict[str, Requirement]:
-    """Every requirement by id, in spec order, from the package's spec/requirements.json.
+    """Every requirement by id, in spec order, from the package's spec/requirements.json
+    (:func:`memspec.data.requirements`).
 
     A requirement is untestable exactly when the spec's Appendix A gives it a
     reason (the ``untestable`` member): the appendix is the only list, and the
     kit keeps no table of its own.
     """
-    data = json_resource("spec", "requirements.json")
-    found: dict[str, Requirement] = {}
-    for item in data["requirements"]:
-        found[item["id"]] = Requirement(
-            id=item["id"], level=item["level"], profile=item["profile"],
-            summary=item.get("summary", ""), untestable=item.get("untestable") or None,
-        )
-    return found
+    return dict(requirements())
 
 
 _NOT_CLAIMED_TAIL = " does not claim profile "

@@ -17,7 +17,7 @@ from typing import Any
 
 from memspec._display import html_text, markdown_inline
 from memspec._requirements import EXTENSION_FAMILIES, load_requirements
-from memspec.engine import profiles as profile_table
+from memspec.data import profiles as profile_table
 from memspec.report import Outcome, Report, RequirementOutcome, Verdict
 
 __all__ = ["SPEC_SITE", "badge_endpoint", "badge_svg", "badge_text", "report_html",
@@ -64,7 +64,7 @@ def _certified(report: Report) -> tuple[list[str], list[str]]:
     """(the claimable profiles certified, every claimable profile in the report)."""
     table = profile_table()
     claimable = [name for name in report.profiles
-                 if not table.get(name, {}).get("always")]
+                 if not ((found := table.get(name)) and found.always)]
     done = [name for name in claimable
             if report.profiles[name].claimed
             and report.profiles[name].verdict == Verdict.CERTIFIED]
@@ -72,9 +72,10 @@ def _certified(report: Report) -> tuple[list[str], list[str]]:
 
 
 def _meaning(name: str) -> str:
-    entry = profile_table().get(name, {})
-    title, summary = entry.get("title", ""), entry.get("summary", "")
-    return f"{title}: {summary}" if title else summary
+    entry = profile_table().get(name)
+    if entry is None:
+        return ""
+    return f"{entry.title}: {entry.summary}" if entry.title else entry.summary
 
 
 def _profile_rows(report: Report) -> list[tuple[str, str, str, str]]:
@@ -82,7 +83,7 @@ def _profile_rows(report: Report) -> list[tuple[str, str, str, str]]:
     table = profile_table()
     rows = []
     for name, entry in report.profiles.items():
-        always = bool(table.get(name, {}).get("always"))
+        always = bool((found := table.get(name)) and found.always)
         claimed = "always" if always else ("yes" if entry.claimed else "no")
         verdict = entry.verdict.value if entry.claimed or always else "not claimed"
         rows.append((name, claimed, verdict, "; ".join(entry.notes)))
