@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memspec import _parallel
+from memspec import _parallel, _verify_fast
 from memspec._canonical import (
     DEFAULT_LIMITS,
     MAX_SAFE_INTEGER,
@@ -46,11 +46,31 @@ def file_canonical_bytes(memory_file: dict[str, Any]) -> bytes:
     return canonical_json(file_payload(memory_file))
 
 
-def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS, *,
-                  _records_checked: bool = False) -> dict[str, Any]:
+def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Check a MemoryFile's shape and every record in it; return it."""
-    # _records_checked (internal, memspec._parallel): other processes validated each
-    # record; only the file-level checks (the walk included) and duplicate ids run here.
+    checked = _validate_header(memory_file, limits)
+    try:
+        check_json_value(file_payload(checked), limits)
+    except MemspecError as exc:
+        raise FileError(exc.message, pointer=exc.pointer, requirement=exc.requirement) from exc
+    seen: set[str] = set()
+    for index, record in enumerate(checked["records"]):
+        try:
+            # The walk above covered every record (deeper, so more strictly): skip its own.
+            validate_record(record, limits, _walked=True)
+        except MemspecError as exc:
+            raise FileError(f"record {index}: {exc.message}",
+                            pointer=f"/records/{index}{exc.pointer or ''}",
+                            requirement=exc.requirement) from exc
+        if record["id"] in seen:
+            raise FileError(f"record id {record['id']} appears twice", requirement="FILE-4",
+                            pointer=f"/records/{index}/id")
+        seen.add(record["id"])
+    return checked
+
+
+def _validate_header(memory_file: object, limits: Limits) -> dict[str, Any]:
+    """validate_file's checks of everything but the walk and the records; the file."""
     if not isinstance(memory_file, dict):
         raise FileError(f"a memory file is a JSON object, not {type(memory_file).__name__}",
                         requirement="FILE-1")
@@ -94,24 +114,6 @@ def validate_file(memory_file: object, limits: Limits = DEFAULT_LIMITS, *,
         if type(sequence) is not int or not 0 <= sequence <= MAX_SAFE_INTEGER:
             raise FileError(f"sequence {sequence!r} is not an integer from 0 to 2**53 - 1",
                             pointer=f"/{SEQUENCE_FIELD}", requirement="ROLL-1")
-    try:
-        check_json_value(file_payload(memory_file), limits)
-    except MemspecError as exc:
-        raise FileError(exc.message, pointer=exc.pointer, requirement=exc.requirement) from exc
-    seen: set[str] = set()
-    for index, record in enumerate(records):
-        try:
-            # The walk above covered every record (deeper, so more strictly): skip its own.
-            if not _records_checked:
-                validate_record(record, limits, _walked=True)
-        except MemspecError as exc:
-            raise FileError(f"record {index}: {exc.message}",
-                            pointer=f"/records/{index}{exc.pointer or ''}",
-                            requirement=exc.requirement) from exc
-        if record["id"] in seen:
-            raise FileError(f"record id {record['id']} appears twice", requirement="FILE-4",
-                            pointer=f"/records/{index}/id")
-        seen.add(record["id"])
     return memory_file
 
 
@@ -154,6 +156,9 @@ def verify_file(memory_file: dict[str, Any], *, require_signature: bool = True,
         _parallel.verify_parallel(memory_file, require_signature=require_signature,
                                   expected_agent=expected_agent, jobs=jobs)
         return
+    if _verify_fast.file_passes(memory_file, require_signature=require_signature,
+                                expected_agent=expected_agent):
+        return
     _verify_file(memory_file, require_signature=require_signature,
                  expected_agent=expected_agent)
 
@@ -168,9 +173,9 @@ def _file_bytes(memory_file: dict[str, Any], records_nfc: bool) -> bytes:
 
 
 def _verify_file(memory_file: dict[str, Any], *, require_signature: bool,
-                 expected_agent: object, records_checked: bool = False) -> None:
-    """:func:`verify_file`'s serial path; with ``records_checked`` (memspec._parallel) the
-    per-record validation and signatures are left out, other processes checked them."""
+                 expected_agent: object) -> None:
+    """:func:`verify_file`'s precise serial path, in the order its errors are reported (the
+    fast path, memspec._verify_fast, only ever passes what this passes)."""
     if expected_agent is not None:
         try:
             public_key_from_address(expected_agent)
@@ -185,14 +190,14 @@ def _verify_file(memory_file: dict[str, Any], *, require_signature: bool,
             if isinstance(record, dict):
                 _spelled_first(record.get("signature"), f"signature of record {index}",
                                f"/records/{index}/signature")
-    validate_file(memory_file, _records_checked=records_checked)
+    validate_file(memory_file)
     # Everything below was checked by validate_file at DEFAULT_LIMITS: verify without
     # walking it again (the signed bytes are the same; only the check is not repeated).
     # Records first: when one was altered, naming it says more than "the file changed".
     # Why track NFC: when every record's strings are known to be NFC, the file's canonical
     # bytes are the encoder's output as it is, and testing megabytes of text is saved.
-    nfc = not records_checked
-    for index, record in enumerate(() if records_checked else memory_file["records"]):
+    nfc = True
+    for index, record in enumerate(memory_file["records"]):
         try:
             signed, record_nfc = _verify_validated_nfc(record)
             nfc = nfc and signed and record_nfc
