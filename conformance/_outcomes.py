@@ -86,8 +86,7 @@ def binding(level: str) -> bool:
 
 @cache
 def catalogue() -> dict[str, Requirement]:
-    """Every requirement by id, in spec order, from the package's spec/requirements.json
-    (:func:`memspec.data.requirements`).
+    """Every requirement by id, in spec order, from the package's spec/requirements.json.
 
     A requirement is untestable exactly when the spec's Appendix A gives it a
     reason (the ``untestable`` member): the appendix is the only list, and the

@@ -336,13 +336,13 @@ def test_a_small_spec_parses() -> None:
         "## Appendix A. Untestable requirements\n\n- **REC-2**: cannot be seen.\n"
     )
     reqs = {req.id: req for req in _parse(text)}
-    assert reqs["REC-1"] == Requirement("REC-1", "3 Things", "MUST", "A thing MUST be round.",
-                                        "format")
+    assert reqs["REC-1"] == Requirement("REC-1", "3 Things", "MUST", "format",
+                                        "A thing MUST be round.")
     assert reqs["REC-2"].level == "MAY"
     assert reqs["REC-2"].summary == "It MAY be red, e.g. MUST is code."
     assert reqs["REC-2"].untestable == "cannot be seen."
-    assert reqs["LC-1"] == Requirement("LC-1", "3.2 Transition", "MUST NOT",
-                                       "A change MUST NOT be silent; it is logged.", "lifecycle")
+    assert reqs["LC-1"] == Requirement("LC-1", "3.2 Transition", "MUST NOT", "lifecycle",
+                                       "A change MUST NOT be silent; it is logged.")
 
 
 MALFORMED = {

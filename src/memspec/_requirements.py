@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memspec._errors import MemspecError
+from memspec.data import Requirement as CatalogueEntry
 from memspec.data import json_resource, resource_text
 from memspec.data import profiles as profile_table
 
@@ -83,15 +84,9 @@ class SpecFormatError(MemspecError):
 
 
 @dataclass(frozen=True)
-class Requirement:
-    """One normative statement of the specification."""
-
-    id: str
-    section: str
-    level: str
-    summary: str
-    profile: str
-    untestable: str | None = None
+class Requirement(CatalogueEntry):
+    """One normative statement of the specification: the fields of
+    :class:`memspec.data.Requirement`, with what the parser and the index order need."""
 
     @property
     def family(self) -> str:
@@ -321,12 +316,12 @@ def parse_requirements(
                     f"line {block.line}: requirement {rid} has no profile: put a "
                     "<!-- profile: NAME --> line before it in its section"
                 )
-            found[rid] = Requirement(rid, block.section, level, summary, block.profile)
+            found[rid] = Requirement(rid, block.section, level, block.profile, summary)
     for rid, reason in untestable.items():
         if rid not in found:
             raise SpecFormatError(f"untestable list names {rid}, which the text does not define")
         old = found[rid]
-        found[rid] = Requirement(old.id, old.section, old.level, old.summary, old.profile, reason)
+        found[rid] = replace(old, untestable=reason)
     return list(found.values())
 
 
