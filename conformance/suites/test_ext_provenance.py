@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from memspec.conformance import _builders as build
+from memspec.conformance._builders import Keys
 from memspec.conformance._clock import KitClock
+from memspec.conformance._driver import Driver
 from memspec.conformance._machines import snapshot
 from memspec.conformance._session import EngineSession
 from memspec.conformance.suites.test_ext_expiry import ingest_rejects, load_rejects
@@ -20,11 +22,6 @@ def _derived(clock: KitClock, body: str, sources: list[str], hops: int = 1,
              **extra: Any) -> dict[str, Any]:
     return build.record("fact", body, created_at=clock.now(), provenance=SOURCED,
                         extra={"x_derivation": {"hops": hops, "from": sources}, **extra})
-
-
-def _recall(engine: EngineSession, query: str, now: str) -> dict[str, dict[str, Any]]:
-    result = engine.call("recall", query=query, budget_tokens=10000, now=now)
-    return {e["record"]["id"]: e for e in result["records"]}
 
 
 BAD: dict[str, dict[str, Any]] = {
@@ -63,7 +60,9 @@ def test_wellformed_provenance_fields_are_accepted(engine: EngineSession, clock:
 
 
 @pytest.mark.requirement("XPROV-2")
-def test_recall_marks_derived_unobserved_records(engine: EngineSession, clock: KitClock) -> None:
+def test_recall_marks_derived_unobserved_records(
+    driver: Driver, engine: EngineSession, clock: KitClock
+) -> None:
     base = build.record("fact", "the lab door code is 1234", created_at=clock.now(),
                         provenance=SOURCED)
     guess = _derived(clock, "the lab door code is probably still 1234", [base["id"]])
@@ -71,7 +70,7 @@ def test_recall_marks_derived_unobserved_records(engine: EngineSession, clock: K
                        x_observed_at=clock.now())
     for record in (base, guess, checked):
         engine.call("put", record=record)
-    found = _recall(engine, "lab door code 1234", clock.advance(hours=1))
+    found = driver.entries("lab door code 1234", now=clock.advance(hours=1))
     assert guess["id"] in found, "XPROV-2: recall left out the derived record"
     assert "unattributable" in found[guess["id"]].get("x_marks", []), (
         f"XPROV-2: a derived, never observed record is marked "
@@ -83,7 +82,7 @@ def test_recall_marks_derived_unobserved_records(engine: EngineSession, clock: K
 
 @pytest.mark.requirement("XPROV-3", "XPROV-2")
 def test_observe_writes_one_neutral_version(
-    engine: EngineSession, clock: KitClock, keys: Any
+    driver: Driver, engine: EngineSession, clock: KitClock, keys: Keys
 ) -> None:
     base = build.record("fact", "the server room is cold", created_at=clock.now(),
                         provenance=SOURCED)
@@ -105,7 +104,7 @@ def test_observe_writes_one_neutral_version(
         "XPROV-3: observe must append exactly one version")
     assert engine.call("history", id=guess["id"])["records"][-1] == observed
     assert engine.call("get", id=guess["id"])["record"] == observed
-    found = _recall(engine, "server room jacket", clock.advance(hours=1))
+    found = driver.entries("server room jacket", now=clock.advance(hours=1))
     assert guess["id"] in found, "XPROV-3: the observed version is not found by recall"
     assert "unattributable" not in found[guess["id"]].get("x_marks", []), (
         "XPROV-2: an observed record is still marked unattributable")

@@ -14,12 +14,13 @@ import pytest
 
 from memspec import canonical_json, sign_record, verify_record
 from memspec.conformance import _builders as build
+from memspec.conformance._builders import Keys
 from memspec.conformance._clock import KitClock
 from memspec.conformance._outcomes import check
 from memspec.conformance._session import EngineSession
 
 
-def _signed(clock: KitClock, keys: Any, body: str, kind: str = "fact",
+def _signed(clock: KitClock, keys: Keys, body: str, kind: str = "fact",
             **fields: Any) -> dict[str, Any]:
     record = build.record(kind, body, created_at=clock.advance(seconds=1), **fields)
     return sign_record(record, keys.a)
@@ -35,7 +36,7 @@ def _unsigned(version: dict[str, Any], what: str) -> None:
 
 @pytest.mark.requirement("LC-6")
 def test_lifecycle_functions_return_unsigned_versions(engine: EngineSession, clock: KitClock,
-                                                      keys: Any) -> None:
+                                                      keys: Keys) -> None:
     old = _signed(clock, keys, "the printer is on floor two")
     successor = _signed(clock, keys, "the printer is on floor three", supersedes=old["id"])
     a = _signed(clock, keys, "the door code is 1234")
@@ -66,7 +67,7 @@ def test_lifecycle_functions_return_unsigned_versions(engine: EngineSession, clo
 @pytest.mark.requirement("LC-6")
 def test_stored_lifecycle_versions_of_signed_records_are_unsigned(
     engine: EngineSession, clock: KitClock,
-    keys: Any) -> None:
+    keys: Keys) -> None:
     kept = _signed(clock, keys, "the spare key is under the blue pot")
     old = _signed(clock, keys, "the wifi is called attic")
     a = _signed(clock, keys, "standup is at nine")

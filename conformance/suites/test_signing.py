@@ -23,6 +23,7 @@ from memspec import (
 )
 from memspec import strategies as ms
 from memspec.conformance import _builders as build
+from memspec.conformance._builders import Keys
 from memspec.conformance._clock import KitClock
 from memspec.conformance._machines import expect_rejected, kit_settings
 from memspec.conformance._outcomes import RequirementFailed, blame
@@ -91,7 +92,7 @@ def test_engine_verifies_and_rejects_generated_records(
 
 @pytest.mark.requirement("SIG-7")
 def test_signatures_cannot_be_re_attributed(
-    engine: EngineSession, clock: KitClock, keys: Any
+    engine: EngineSession, clock: KitClock, keys: Keys
 ) -> None:
     record = build.record(created_at=clock.now())
     signed = sign_record(record, keys.a)
@@ -108,7 +109,7 @@ def test_signatures_cannot_be_re_attributed(
 
 
 @pytest.mark.requirement("SIG-4")
-def test_signatures_bind_their_context(engine: EngineSession, clock: KitClock, keys: Any) -> None:
+def test_signatures_bind_their_context(engine: EngineSession, clock: KitClock, keys: Keys) -> None:
     record = build.record(created_at=clock.now(), tags=["context"])
     payload = signed_payload(record, keys.a.address)
     for context in (CONTEXT_MEMORY_FILE, CONTEXT_REPORT):
@@ -139,7 +140,7 @@ def test_unknown_contexts_are_rejected(engine: EngineSession) -> None:
 
 @pytest.mark.requirement("SIG-6")
 def test_signer_and_signature_go_together(
-    engine: EngineSession, clock: KitClock, keys: Any
+    engine: EngineSession, clock: KitClock, keys: Keys
 ) -> None:
     record = build.record(created_at=clock.now())
     signed = sign_record(record, keys.a)
@@ -171,7 +172,7 @@ def test_evolution_clears_the_signature(engine: EngineSession, record: dict[str,
 
 @pytest.mark.requirement("SIG-10")
 def test_an_evolved_version_may_be_re_signed(
-    engine: EngineSession, clock: KitClock, keys: Any
+    engine: EngineSession, clock: KitClock, keys: Keys
 ) -> None:
     signed = sign_record(build.record(created_at=clock.now()), keys.a)
     evolved = build.evolve(signed, clock.advance(seconds=1), tags=["second"])

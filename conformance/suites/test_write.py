@@ -8,6 +8,7 @@ import pytest
 
 from memspec import canonical_json, sign_record
 from memspec.conformance import _builders as build
+from memspec.conformance._builders import Keys
 from memspec.conformance._clock import KitClock
 from memspec.conformance._driver import Driver
 from memspec.conformance._machines import attempt, describe_change, fresh_id, snapshot
@@ -233,7 +234,7 @@ def test_deduplication_reinforces_the_stored_record(driver: Driver, engine: Engi
 @pytest.mark.requirement("WR-3")
 def test_extracted_records_have_the_newborn_shape(
     driver: Driver, engine: EngineSession, clock: KitClock,
-    keys: Any) -> None:
+    keys: Keys) -> None:
     aged = driver.new("the boiler was bled in october")
     aged = {**aged, "updated_at": clock.advance(seconds=1)}
     signed = sign_record(driver.new("the boiler manual is in the drawer"), keys.a)
