@@ -20,6 +20,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, getcontext
+from itertools import combinations
 
 from memspec import canonical_json
 from memspec.reference.records import MemoryRecord
@@ -295,8 +296,9 @@ def cross_join(left: Mapping[str, frozenset[str]], right: Mapping[str, frozenset
     similarity >= ``threshold``: :func:`prefix_join` across two collections.
 
     Pairs within one side are never candidates, so a join of a few negated
-    records against many plain ones costs what the few cost. The filter is the
-    plain prefix filter: tokens ordered rarest first over both sides, a set's
+    records against many plain ones costs what the few cost. Without a cap the
+    candidates share a combination of prefix tokens (:func:`_signature_join`). With
+    one, the filter is the plain prefix filter: tokens ordered rarest first over both sides, a set's
     prefix is its first ``|x| - ceil(t|x|) + 1`` tokens, and a pair reaching the
     threshold shares its rarest common token in both prefixes (the overlap is at
     least ``t * max(|x|, |y|)``); a size filter (``t|x| <= |y| <= |x|/t``) drops the
@@ -326,7 +328,7 @@ def cross_join(left: Mapping[str, frozenset[str]], right: Mapping[str, frozenset
 
     indexed, probed = (left, right) if len(left) <= len(right) else (right, left)
     if not purged:
-        return Join(frozenset(_pair_join(indexed, probed, frequency, low)), cut, purged)
+        return Join(frozenset(_signature_join(indexed, probed, frequency, low)), cut, purged)
     postings: dict[str, list[str]] = defaultdict(list)
     for key, tokens in indexed.items():
         if tokens:
@@ -358,49 +360,49 @@ def _verified(key: str, tokens: frozenset[str], found: Iterable[str],
             yield (other, key) if other < key else (key, other)
 
 
-def _pair_join(indexed: Mapping[str, frozenset[str]], probed: Mapping[str, frozenset[str]],
-               frequency: Mapping[str, int], low: Decimal) -> set[tuple[str, str]]:
-    """:func:`cross_join` without a cap, through pairs of prefix tokens.
+#: The widest token combinations :func:`_signature_join` keys on. Why 3: where the
+#: vocabulary is fixed, two shared prefix tokens (one two-word value, a name and a
+#: value) still pair a fixed share of the records, most of which then fail the
+#: verification (5.3M candidates for 54k pairs at 100k benchmark records); three are
+#: far rarer, at a few more signatures per record.
+SIGNATURE_WIDTH = 3
+
+
+def _signature_join(indexed: Mapping[str, frozenset[str]],
+                    probed: Mapping[str, frozenset[str]], frequency: Mapping[str, int],
+                    low: Decimal, width: int = SIGNATURE_WIDTH) -> set[tuple[str, str]]:
+    """:func:`cross_join` without a cap, through combinations of prefix tokens.
 
     Where every token is common (a fixed vocabulary, a hot entity), one shared
-    prefix token pairs a fixed share of all records, which is quadratic; two
+    prefix token pairs a fixed share of all records, which is quadratic; several
     shared prefix tokens are far rarer. Why it loses nothing: a pair reaching the
-    threshold overlaps in ``o >= ceil(t * |x|)`` tokens for either set ``x``;
-    when ``o >= 2`` its two rarest common tokens lie within the first
-    ``|x| - o + 2`` tokens of each set (at least ``o - 2`` common tokens follow
-    them), so both sets' signatures (the token pairs of the first
-    ``|x| - max(2, ceil(t * |x|)) + 2`` tokens) share that pair. A pair with one
-    common token needs ``ceil(t * |s|) <= 1`` for both sets; those small sets are
-    also joined on single tokens.
+    threshold overlaps in ``o >= m(x) = ceil(t * |x|)`` tokens for either set ``x``.
+    When ``o >= w`` (the width), its ``w`` rarest common tokens lie within the first
+    ``|x| - o + w`` tokens of each set (at least ``o - w`` common tokens follow
+    them), so both sets' signatures, the ``w``-combinations of their first
+    ``|x| - max(w, m(x)) + w`` tokens, share those ``w`` tokens. When ``o = k < w``,
+    both sets have ``m <= k``, and the ``k``-combinations of such sets (all their
+    tokens) share the ``k`` common ones. Signatures of different widths are tuples
+    of different lengths, so they never collide in one index.
     """
-    def ordered(tokens: frozenset[str]) -> list[str]:
-        return sorted(tokens, key=lambda token: (frequency[token], token))
+    def signatures(tokens: frozenset[str]) -> list[tuple[str, ...]]:
+        line = sorted(tokens, key=lambda token: (frequency[token], token))
+        need = math.ceil(low * len(line))
+        found: list[tuple[str, ...]] = []
+        for k in range(1, width + 1):
+            if k == width or need <= k:
+                found.extend(combinations(line[:len(line) - max(k, need) + k], k))
+        return found
 
-    def signatures(tokens: list[str]) -> list[tuple[str, str]]:
-        head = tokens[:len(tokens) - max(2, math.ceil(low * len(tokens))) + 2]
-        return [(first, second) for i, first in enumerate(head) for second in head[i + 1:]]
-
-    def small(tokens: frozenset[str]) -> bool:
-        return math.ceil(low * len(tokens)) <= 1
-
-    by_pair: dict[tuple[str, str], list[str]] = defaultdict(list)
-    by_token: dict[str, list[str]] = defaultdict(list)
+    by_signature: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for key, tokens in indexed.items():
-        if not tokens:
-            continue
-        line = ordered(tokens)
-        for signature in signatures(line):
-            by_pair[signature].append(key)
-        if small(tokens):
-            for token in line:
-                by_token[token].append(key)
+        if tokens:
+            for signature in signatures(tokens):
+                by_signature[signature].append(key)
     pairs: set[tuple[str, str]] = set()
     for key, tokens in probed.items():
-        if not tokens:
-            continue
-        line = ordered(tokens)
-        found = {other for signature in signatures(line) for other in by_pair.get(signature, ())}
-        if small(tokens):
-            found.update(other for token in line for other in by_token.get(token, ()))
-        pairs.update(_verified(key, tokens, found, indexed, low))
+        if tokens:
+            found = {other for signature in signatures(tokens)
+                     for other in by_signature.get(signature, ())}
+            pairs.update(_verified(key, tokens, found, indexed, low))
     return pairs

@@ -233,10 +233,12 @@ class _Walk:
                 proposal = self._propose(a, b)
                 if proposal is None:
                     continue
-                # Why: the pair list reaches (a, b) before a's own transition when b < opened.
-                entangled = (self.entangled - {a_id, opened}
-                             if opened is not None and b.id < opened else self.entangled)
-                self._defer_pair(a, b, proposal, sorted({a_id, b.id} & entangled))
+                # Why: the pair list reaches (a, b) before a's own transition when b < opened,
+                # so a is not busy yet there (b is never ``opened``, skipped above).
+                earlier = opened is not None and b.id < opened
+                busy = [rid for rid in sorted((a_id, b.id))
+                        if rid in self.entangled and not (earlier and rid == a_id)]
+                self._defer_pair(a, b, proposal, busy)
         self._report_counted()
 
     def _open_first(self, a: MemoryRecord, heads: Mapping[str, _Heads],
