@@ -6,6 +6,8 @@ Folding rules (documented in the report schema too):
   untestable, skipped or not-run (deselected);
 * a failed test whose failing check named its requirement (RequirementFailed) fails
   only that requirement; for the test's other requirements it is inconclusive;
+* a not-claimed test is untestable for a claim-conditional requirement (one that
+  reaches only what the engine claims, SPEC 19.2 and Appendix B): it is never left out;
 * a requirement whose profile the engine does not claim is not-claimed; otherwise
   failed if any of its tests failed it, else errored if any errored, else passed if
   every test that judged it passed and none was left out; partial if some passed or
@@ -114,10 +116,20 @@ class TestResult:
         return not self.decides or requirement in self.decides
 
     def view(self, requirement: str) -> str:
-        """The test's outcome as it counts for ``requirement``."""
+        """The test's outcome as it counts for ``requirement``: a not-claimed test is untestable
+        for a claim-conditional requirement (SPEC 19.2, Appendix B)."""
         if self.outcome == FAILED and self.blamed and requirement not in self.blamed:
             return INCONCLUSIVE
+        if self.outcome == NOT_CLAIMED and _claim_conditional(requirement):
+            return UNTESTABLE
         return self.outcome
+
+
+def _claim_conditional(requirement: str) -> bool:
+    """Whether ``requirement`` reaches only what an engine claims (the catalogue's
+    ``claim_conditional``, from Appendix B)."""
+    req = catalogue().get(requirement)
+    return req is not None and req.claim_conditional is not None
 
 
 @dataclass(frozen=True)
@@ -212,11 +224,20 @@ def _requirement_outcome(
     if req.untestable:
         return UNTESTABLE, req.untestable
     if UNTESTABLE in seen:
-        note = next(t.message for t in tests if t.outcome == UNTESTABLE)
-        return UNTESTABLE, note
+        first = next(t for view, t in views if view == UNTESTABLE)
+        if first.outcome == NOT_CLAIMED:
+            return UNTESTABLE, _unclaimed_note(req, first, claimed)
+        return UNTESTABLE, first.message
     if not tests:
         return NOT_RUN, "the kit has no test for this requirement"
     return NOT_RUN, "its tests did not run (deselected)"
+
+
+def _unclaimed_note(req: Requirement, test: TestResult, claimed: frozenset[str]) -> str:
+    """Why a claim-conditional requirement is untestable: its tests need unclaimed profiles."""
+    return (f"its tests need profile {', '.join(_test_needs(test, claimed))}, which the engine "
+            f"does not claim, and {req.id} reaches only what it claims: "
+            f"{req.claim_conditional}")
 
 
 def _left_out_note(left_out: Sequence[tuple[str, TestResult]], claimed: frozenset[str],
@@ -269,8 +290,8 @@ def _cross_profile(by_req: Mapping[str, Sequence[TestResult]],
     """Requirements of claimed profiles that some test can judge only with another profile."""
     out: list[CrossProfile] = []
     for req in catalogue().values():
-        if req.profile not in claimed:
-            continue
+        if req.profile not in claimed or req.claim_conditional is not None:
+            continue  # a claim-conditional requirement is never partial for want of a claim
         own = _closure(req.profile)
         needing = [t for t in by_req.get(req.id, [])
                    if t.decides_on(req.id) and not {*t.profiles, *t.needs} <= own]
@@ -432,6 +453,9 @@ def _test_entry(test: TestResult, req_id: str, claimed: frozenset[str]) -> TestO
     if view == INCONCLUSIVE:
         message: str | None = (f"failed on {', '.join(test.blamed)}, before judging {req_id}: "
                                + (test.message or ""))
+    elif view == UNTESTABLE and test.outcome == NOT_CLAIMED:
+        message = (f"{test.message or 'not claimed'}; {req_id} reaches only what the engine "
+                   "claims (SPEC 19.2, Appendix B)")
     else:
         message = test.message or None
     needs = _test_needs(test, claimed)

@@ -113,6 +113,17 @@ def test_claimed_profiles_are_met_and_what_is_unjudged_is_named(
     assert _requirements(kit_report, profile), f"the report lists no {profile} requirement"
 
 
+def test_xext4_is_untestable_for_an_engine_claiming_no_extension(
+        kit_report: dict[str, Any]) -> None:
+    """The engine claims no extension profile: XEXT-4 (apply the field rules of the extension
+    profiles it claims) has nothing to judge, so it is untestable (SPEC 19.2, Appendix B) and
+    never one of format's unjudged requirements."""
+    (entry,) = [r for r in kit_report["requirements"] if r["id"] == "XEXT-4"]
+    assert entry["outcome"] == "untestable", entry
+    assert "reaches only what it claims" in entry["note"]
+    assert "XEXT-4" not in kit_report["profiles"]["format"].get("unjudged", [])
+
+
 def test_the_readme_says_what_the_kit_reports(kit_report: dict[str, Any]) -> None:
     verdicts = {p: kit_report["profiles"][p]["verdict"] for p in ("core", *CLAIMED)}
     readme = " ".join((ENGINE.parent / "README.md").read_text(encoding="utf-8").split())

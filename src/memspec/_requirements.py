@@ -6,7 +6,9 @@ sentence that uses an RFC 2119 keyword (``MUST``, ``MUST NOT``, ``SHOULD``,
 ``[REC-5]``. Its profile comes from the nearest preceding
 ``<!-- profile: NAME -->`` comment in the same section (headings reset it).
 Requirements listed in the "Untestable requirements" appendix as
-``- **ID**: reason`` carry that reason. The optional extension profiles are
+``- **ID**: reason`` carry that reason; those listed the same way in the
+"Claim-conditional requirements" appendix reach only what an engine claims and
+carry why (SPEC 19.2). The optional extension profiles are
 specified the same way in ``spec/EXTENSIONS.md`` (families ``X...``).
 ``spec/requirements.json`` is generated from both documents by
 ``tools/gen_requirements.py`` and loaded here.
@@ -291,14 +293,17 @@ def parse_requirements(
     known = frozenset(profiles) if profiles is not None else _known_profiles()
     found: dict[str, Requirement] = {}
     untestable: dict[str, str] = {}
+    conditional: dict[str, str] = {}
     for block in _blocks(spec_text, known):
-        if "untestable requirements" in block.section.lower():
+        for heading, listed, word in (("untestable requirements", untestable, "untestable"),
+                                      ("claim-conditional requirements", conditional,
+                                       "claim-conditional")):
             item = _UNTESTABLE_ITEM.match(block.text)
-            if item:
+            if heading in block.section.lower() and item:
                 rid, reason = item.group(1), _strip_markdown(item.group(2))
-                if rid in untestable:
-                    raise SpecFormatError(f"line {block.line}: {rid} is listed as untestable twice")
-                untestable[rid] = reason
+                if rid in listed:
+                    raise SpecFormatError(f"line {block.line}: {rid} is listed as {word} twice")
+                listed[rid] = reason
         for rid, level, summary in _requirements_in(block):
             family = rid.rsplit("-", 1)[0]
             if family not in _FAMILY_RANK:
@@ -320,8 +325,14 @@ def parse_requirements(
     for rid, reason in untestable.items():
         if rid not in found:
             raise SpecFormatError(f"untestable list names {rid}, which the text does not define")
-        old = found[rid]
-        found[rid] = replace(old, untestable=reason)
+        found[rid] = replace(found[rid], untestable=reason)
+    for rid, reason in conditional.items():
+        if rid not in found:
+            raise SpecFormatError(
+                f"claim-conditional list names {rid}, which the text does not define")
+        if rid in untestable:
+            raise SpecFormatError(f"{rid} is listed both as untestable and as claim-conditional")
+        found[rid] = replace(found[rid], claim_conditional=reason)
     return list(found.values())
 
 
@@ -340,6 +351,8 @@ def requirements_document(reqs: Iterable[Requirement],
         }
         if req.untestable is not None:
             item["untestable"] = req.untestable
+        if req.claim_conditional is not None:
+            item["claim_conditional"] = req.claim_conditional
         items.append(item)
     return {
         "spec_version": _SPEC_VERSION,
@@ -385,13 +398,14 @@ def requirements_from_document(document: object) -> list[Requirement]:
         except KeyError as exc:
             raise SpecFormatError(f"requirements[{index}] lacks {exc.args[0]!r}") from exc
         untestable = item.get("untestable")
-        if not all(isinstance(v, str) for v in fields.values()) or not (
-            untestable is None or isinstance(untestable, str)
+        conditional = item.get("claim_conditional")
+        if not all(isinstance(v, str) for v in fields.values()) or not all(
+            v is None or isinstance(v, str) for v in (untestable, conditional)
         ):
             raise SpecFormatError(f"requirements[{index}] has a member of the wrong type")
         if fields["level"] not in LEVELS:
             raise SpecFormatError(f"requirements[{index}] has unknown level {fields['level']!r}")
-        out.append(Requirement(untestable=untestable, **fields))
+        out.append(Requirement(untestable=untestable, claim_conditional=conditional, **fields))
     return out
 
 

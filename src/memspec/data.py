@@ -390,6 +390,8 @@ class Requirement:
     summary: str
     #: Appendix A's reason when the requirement cannot be observed through the engine interface.
     untestable: str | None = None
+    #: Appendix B's reason when the requirement reaches only what an engine claims (SPEC 19.2).
+    claim_conditional: str | None = None
 
     @property
     def binding(self) -> bool:
@@ -403,6 +405,7 @@ def requirements() -> Mapping[str, Requirement]:
     raw = load_json("spec", "requirements.json")
     return _Table("requirement", {
         r["id"]: Requirement(r["id"], r.get("section", ""), r["level"], r["profile"],
-                             r.get("summary", ""), r.get("untestable") or None)
+                             r.get("summary", ""), r.get("untestable") or None,
+                             r.get("claim_conditional") or None)
         for r in raw["requirements"]
     })

@@ -243,6 +243,60 @@ def test_a_partial_should_never_keeps_a_profile_from_certification() -> None:
     assert report["profiles"]["format"]["verdict"] == "certified"
 
 
+def _ext_ingest(ext: str, rule: str, outcome: str, blamed: tuple[str, ...] = ()) -> TestResult:
+    """An XEXT-4 test of ``ext``'s field rule on ingest (it needs ``write`` too)."""
+    message = f"x does not claim profile {ext}" if outcome == "not-claimed" else None
+    return TestResult(f"t::ingest-{ext}", ("XEXT-4", rule), outcome, message, blamed,
+                      profiles=("format", "write", ext),
+                      needs=(ext,) if outcome == "not-claimed" else ())
+
+
+EXTENSION_RULES = (("x-expiry", "XEXP-1"), ("x-provenance", "XPROV-1"),
+                   ("x-falsifiability", "XFALS-1"))
+
+
+def test_a_claim_conditional_requirement_is_untestable_over_what_is_not_claimed() -> None:
+    # XEXT-4 ranges over the extension profiles an engine claims (Appendix B): an engine
+    # claiming none has no field rule to apply, so its tests are untestable, never left out.
+    assert catalogue()["XEXT-4"].claim_conditional
+    assert catalogue()["PROTO-7"].claim_conditional and not catalogue()["REC-4"].claim_conditional
+    claims = ["format", "store", "lifecycle", "write"]
+    tests = [*_passing(*claims, but=("XEXT-4",)),
+             *(_ext_ingest(ext, rule, "not-claimed") for ext, rule in EXTENSION_RULES)]
+    report = _fold(claims, tests)
+    entry = _by_id(report)["XEXT-4"]
+    assert entry["outcome"] == "untestable", entry
+    assert "reaches only what it claims" in entry["note"] and "x-expiry" in entry["note"]
+    assert {t["outcome"] for t in entry["tests"]} == {"untestable"}
+    assert not entry.get("needs")
+    assert "XEXT-4" not in {e["id"] for e in report["needs_other_profiles"]}
+    assert report["profiles"]["format"]["verdict"] == "certified"
+    # A requirement that is not claim-conditional is still left partial by the same test.
+    partial = _by_id(_fold(claims, [*tests, TestResult(
+        "t::rec4", ("REC-4",), "not-claimed", "x does not claim profile x-expiry",
+        profiles=("format", "x-expiry"), needs=("x-expiry",))]))["REC-4"]
+    assert partial["outcome"] == "partial"
+
+
+def test_a_claim_conditional_requirement_is_judged_over_what_is_claimed() -> None:
+    claims = ["format", "store", "lifecycle", "write", "x-expiry"]
+    base = _passing(*claims, but=("XEXT-4",))
+    for outcome, want in (("passed", "passed"), ("failed", "failed")):
+        tests = [*base, _ext_ingest("x-expiry", "XEXP-1", outcome,
+                                    ("XEXT-4",) if outcome == "failed" else ()),
+                 *(_ext_ingest(ext, rule, "not-claimed") for ext, rule in EXTENSION_RULES[1:])]
+        report = _fold(claims, tests)
+        by_id = _by_id(report)
+        assert by_id["XEXT-4"]["outcome"] == want, by_id["XEXT-4"]
+        assert report["profiles"]["format"]["verdict"] == (
+            "certified" if want == "passed" else "failed")
+    # What it also needs, unclaimed, takes nothing away: an engine without files has no load.
+    tests = [*base, _ext_ingest("x-expiry", "XEXP-1", "passed"), TestResult(
+        "t::load-x-expiry", ("XEXT-4", "XEXP-1"), "not-claimed", "x does not claim profile files",
+        profiles=("files", "format", "x-expiry"), needs=("files",))]
+    assert _by_id(_fold(claims, tests))["XEXT-4"]["outcome"] == "passed"
+
+
 def test_findings_fail_their_requirement_once() -> None:
     from memspec.conformance._session import Finding
 
@@ -286,3 +340,51 @@ def test_the_plugin_fails_only_the_named_requirement(pytester: pytest.Pytester,
     assert by_id["REC-4"]["outcome"] == "partial"
     assert by_id["REC-4"]["tests"][0]["outcome"] == "inconclusive"
     result.stdout.fnmatch_lines(["*REC-5*failed*the id is wrong*"])
+
+
+XEXT_ENGINES = '''
+from memspec.selftest.engines import FaultyEngine, reference_engine
+from memspec.selftest.faults import fault_named
+
+BASE = ("format", "signing", "store", "lifecycle", "search", "recall", "decay", "write", "files")
+
+
+def _faulty(*extensions):
+    fault = fault_named("ingest-skips-extension-rules")
+    return FaultyEngine(reference_engine(), fault, (*BASE, *extensions))
+
+
+def no_extension():
+    return _faulty()
+
+
+def expiry_only():
+    return _faulty("x-expiry")
+'''
+
+XEXT_SUITES = [f"memspec.conformance.suites.test_ext_{name}"
+               for name in ("expiry", "provenance", "falsifiability")]
+
+
+@pytest.mark.parametrize(("factory", "want"), [("no_extension", "untestable"),
+                                               ("expiry_only", "failed")])
+def test_xext4_through_the_kit_follows_the_claim(pytester: pytest.Pytester, factory: str,
+                                                 want: str) -> None:
+    """The fault ingest-skips-extension-rules: with x-expiry claimed, XEXT-4 fails on the
+    expiry ingest test alone; with no extension claimed, XEXT-4 has nothing to judge and is
+    untestable (SPEC 19.2, Appendix B), never partial."""
+    pytester.makepyfile(xext_engines=XEXT_ENGINES)
+    pytester.syspathinsert()
+    out = pytester.path / "report.json"
+    pytester.runpytest("--pyargs", *XEXT_SUITES, "-k", "applies",
+                       f"--memspec-engine=xext_engines:{factory}", f"--memspec-report={out}")
+    entry = _by_id(json.loads(out.read_text(encoding="utf-8")))["XEXT-4"]
+    assert entry["outcome"] == want, entry
+    failing = [t["nodeid"] for t in entry["tests"] if t["outcome"] == "failed"]
+    if want == "failed":
+        assert failing == ["suites/test_ext_expiry.py::test_ingest_applies_the_expiry_rule"]
+        judged = {t["nodeid"].split("::")[0] for t in entry["tests"]
+                  if t["outcome"] not in ("untestable", "failed")}
+        assert judged == {"suites/test_ext_expiry.py"}, entry["tests"]
+    else:
+        assert not failing and {t["outcome"] for t in entry["tests"]} == {"untestable"}

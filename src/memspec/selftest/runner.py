@@ -14,7 +14,8 @@ With ``claim="narrow"`` (or ``"both"``) each faulty engine is also run claiming 
 the narrowest claim that includes its fault's profile (the profile and those it
 requires; :func:`memspec.selftest.engines.narrow_claim`). There it is caught when its
 requirement fails as above, or is reported ``partial``: the kit says it could not
-judge it without another profile, instead of passing it.
+judge it without another profile, instead of passing it (or ``untestable``, for a
+claim-conditional requirement: the narrow engine has no instance of what it ranges over).
 
 Unless ``full`` is set, a fault run is restricted to the kit tests of the
 fault's profile and those naming its requirement (selected by the
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from memspec._encoding import timestamp_from_datetime
+from memspec.data import requirements
 from memspec.report import MalformedReport, Outcome, Report
 from memspec.selftest.faults import Fault, all_faults, fault_named
 from memspec.selftest.proxy import reference_command
@@ -359,15 +361,20 @@ def _fault_row(outcome: _Outcome, reference: _Outcome | None) -> FaultRow:
     own = report.requirement(fault.requirement) if report is not None else None
     catching = [t for t in (own.tests if own else ()) if t.outcome == Outcome.FAILED]
     fresh = [t for t in catching if t.nodeid not in base_tests]
-    # Under a narrow claim, "not fully judged" is an honest answer too (issue 20).
-    unjudged = (outcome.job.narrow and own is not None and own.outcome == Outcome.PARTIAL
+    # Under a narrow claim, "not fully judged" is an honest answer too (issue 20), and so is
+    # "untestable" for a requirement that reaches only what the engine claims (SPEC 19.2).
+    honest = {Outcome.PARTIAL}
+    if requirements()[fault.requirement].claim_conditional is not None:
+        honest.add(Outcome.UNTESTABLE)
+    unjudged = (outcome.job.narrow and own is not None and own.outcome in honest
                 and not fresh)
     if outcome.problem and report is None:
         message = outcome.problem
     elif fresh:
         message = f"{fresh[0].nodeid}: {fresh[0].message or 'failed'}"
     elif unjudged:
-        message = f"{fault.requirement} reported partial: {(own.note if own else None) or ''}"
+        message = (f"{fault.requirement} reported {own.outcome.value if own else 'partial'}: "
+                   f"{(own.note if own else None) or ''}")
     elif catching:
         message = (f"only tests the reference engine fails too report {fault.requirement} "
                    f"({catching[0].nodeid})")
