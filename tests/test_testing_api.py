@@ -24,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 import memspec.testing as testing
 from memspec.conformance import _store_contract as contract
+from memspec.conformance._machines_store import STORE_MACHINE_REQUIREMENTS
 from memspec.selftest.engines import faulty_engine, reference_engine
 from memspec.selftest.faults import fault_named
 from memspec.testing import (
@@ -95,6 +96,23 @@ def _contract_tests() -> list[str]:
     return sorted(name for name in vars(StoreContract) if name.startswith("test_"))
 
 
+def _contract_test_ids() -> list[str]:
+    """The contract's test ids as pytest reports them: the machine test once per
+    requirement it judges."""
+    return sorted(f"{name}[{req}]" if name == "test_store_state_machine" else name
+                  for name in _contract_tests()
+                  for req in (STORE_MACHINE_REQUIREMENTS
+                              if name == "test_store_state_machine" else ("",)))
+
+
+def _requirements_marked(test: str) -> tuple[str, ...]:
+    """The requirements a contract test id (``name`` or ``name[REQ]``) is marked with."""
+    name, _, param = test.partition("[")
+    if param:
+        return (param.rstrip("]"),)
+    return tuple(getattr(StoreContract, name).pytestmark[0].args)
+
+
 def test_importing_memspec_testing_leaves_the_reference_out() -> None:
     probe = ("import sys, memspec.testing\n"
              "print([m for m in sys.modules if m.startswith('memspec.reference')])")
@@ -121,7 +139,7 @@ def test_the_reference_passes_the_store_contract_in_process_and_as_a_process(
     """)
     outcomes = _outcomes(root)
     expected = {(cls, name) for cls in ("TestInProcess", "TestAsAProcess")
-                for name in _contract_tests()}
+                for name in _contract_test_ids()}
     assert set(outcomes) == expected
     assert {key: problem for key, problem in outcomes.items() if problem is not None} == {}
 
@@ -143,7 +161,7 @@ def test_a_faulty_engine_fails_the_store_contract_on_exactly_its_requirement(
         for test, problem in failed.items():
             assert problem.startswith("memspec.conformance._outcomes.RequirementFailed: "
                                       f"{requirement}: "), (name, test, problem)
-            marked = getattr(StoreContract, test).pytestmark[0].args
+            marked = _requirements_marked(test)
             assert requirement in marked, (name, test, marked)
 
 
@@ -204,9 +222,10 @@ def test_the_kit_and_the_base_class_run_the_same_checks() -> None:
         assert [m.args for m in method.pytestmark] == [(check.requirement,)], check
         assert method.__doc__ == check.run.__doc__
     machine_tests = [kit.test_store_state_machine, StoreContract.test_store_state_machine]
-    assert [m.pytestmark[0].args for m in machine_tests] == [
-        kit.test_store_state_machine.pytestmark[0].args] * 2
-    assert all("StoreMachine" in inspect.getsource(m) for m in machine_tests)
+    marked = [[tuple(mark.args for mark in param.marks) for param in m.pytestmark[0].args[1]]
+              for m in machine_tests]
+    assert marked == [[((req,),) for req in STORE_MACHINE_REQUIREMENTS]] * 2
+    assert all("judge=(requirement,)" in inspect.getsource(m) for m in machine_tests)
     assert set(_contract_tests()) == {f"test_{c.name}" for c in contract.CHECKS} | {
         "test_store_state_machine"}
 
@@ -228,7 +247,8 @@ def test_the_guide_example_runs_from_its_own_directory(tmp_path: Path) -> None:
                                            "profile")}
     assert {key: problem for key, problem in outcomes.items()
             if problem is not None and key not in skipped} == {}
-    assert {name for cls, name in outcomes if cls == "TestDictStore"} == set(_contract_tests())
+    assert {name for cls, name in outcomes if cls == "TestDictStore"} == set(
+        _contract_test_ids())
 
 
 def test_the_public_names_are_documented() -> None:

@@ -59,7 +59,7 @@ from memspec.conformance._machines_observe import (
     kit_settings,
     snapshot,
 )
-from memspec.conformance._machines_store import StoreMachine
+from memspec.conformance._machines_store import STORE_MACHINE_REQUIREMENTS, StoreMachine
 from memspec.conformance._outcomes import RequirementFailed
 from memspec.conformance._session import Connection, EngineSession
 from memspec.conformance._store_contract import CHECKS, ContractCheck
@@ -177,13 +177,17 @@ class StoreContract(Generic[E]):
         """The settings ``test_store_state_machine`` runs with (override for more steps)."""
         return machine_settings()
 
-    @pytest.mark.requirement("STORE-1", "STORE-2", "STORE-3", "STORE-4", "STORE-5", "STORE-6",
-                             "STORE-11")
-    def test_store_state_machine(self, engine: EngineSession, clock: KitClock) -> None:
-        """Random valid and invalid puts and every read, checked against a model of the
-        store (:class:`StoreMachine`, with :meth:`hypothesis_settings`)."""
-        run_state_machine_as_test(lambda: StoreMachine(engine, clock),  # type: ignore[arg-type]
-                                  settings=self.hypothesis_settings())
+    @pytest.mark.parametrize("requirement", [
+        pytest.param(req, marks=pytest.mark.requirement(req), id=req)
+        for req in STORE_MACHINE_REQUIREMENTS])
+    def test_store_state_machine(self, engine: EngineSession, clock: KitClock,
+                                 requirement: str) -> None:
+        """Random valid puts (and, for STORE-11, invalid ones) and the reads ``requirement``
+        needs, checked against a model of the store (:class:`StoreMachine`, with
+        :meth:`hypothesis_settings`): one run per requirement, as the kit runs it."""
+        run_state_machine_as_test(
+            lambda: StoreMachine(engine, clock, judge=(requirement,)),  # type: ignore[arg-type]
+            settings=self.hypothesis_settings())
 
 
 def _contract_test(check: ContractCheck) -> Callable[[StoreContract[Any], EngineSession, KitClock],
