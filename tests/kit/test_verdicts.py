@@ -388,3 +388,24 @@ def test_xext4_through_the_kit_follows_the_claim(pytester: pytest.Pytester, fact
         assert judged == {"suites/test_ext_expiry.py"}, entry["tests"]
     else:
         assert not failing and {t["outcome"] for t in entry["tests"]} == {"untestable"}
+
+
+@pytest.mark.parametrize(("fault", "broken"), [("put-accepts-float-confidence", "STORE-11"),
+                                               ("iterate-orders-by-birth", "STORE-5")])
+def test_one_broken_store_rule_leaves_the_others_judged(pytester: pytest.Pytester, fault: str,
+                                                        broken: str) -> None:
+    """The store machine runs once per requirement: a lenient put (STORE-11) or an unordered
+    iterate (STORE-5), as fg-agent-memory has both, fails that run alone, and every other
+    requirement's run judges and passes it, never inconclusive."""
+    out = pytester.path / "report.json"
+    engine = f"memspec.selftest.engines:faulty.{fault.replace('-', '_')}"
+    pytester.runpytest("--pyargs", "memspec.conformance.suites.test_store", "-k", "state_machine",
+                       f"--memspec-engine={engine}", f"--memspec-report={out}")
+    by_id = _by_id(json.loads(out.read_text(encoding="utf-8")))
+    machine = {rid: [t["outcome"] for t in by_id[rid]["tests"]
+                     if "test_store_state_machine" in t["nodeid"]]
+               for rid in ("STORE-1", "STORE-2", "STORE-3", "STORE-4", "STORE-5", "STORE-6",
+                           "STORE-11")}
+    assert machine == {rid: ["failed" if rid == broken else "passed"] for rid in machine}, machine
+    (run,) = [t for t in by_id[broken]["tests"] if "test_store_state_machine" in t["nodeid"]]
+    assert run["message"].startswith(f"RequirementFailed: {broken}: "), run["message"]

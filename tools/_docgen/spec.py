@@ -134,6 +134,9 @@ def trace_block(req: Requirement, ctx: _Context) -> str:
     ]
     if req.untestable:
         lines.append(f"**Untestable:** {ctx.linker.text(req.untestable, page)}")
+    if req.claim_conditional:
+        lines.append(f"**Claim-conditional** (untestable over what an engine does not claim): "
+                     f"{ctx.linker.text(req.claim_conditional, page)}")
     if tests:
         items = []
         for test in tests:
