@@ -183,8 +183,10 @@ def bench_recall(sizes: Sizes, cache: dict[str, Any]) -> Result:
 
 RECALL_CAUSE = (
     "fts_query leaves stopwords out, so the matched set is bounded by the query's content "
-    "words; what remains grows with the rows matching those words (bm25 ranks every match "
-    "before LIMIT) and with the store reads of the candidates."
+    "words; what remains grows with the rows matching those words: BM25 is computed for "
+    "every match (FTS5 has no top-k pruning), though only a window of k plus slack is "
+    "read and sorted with its ids (sqlite_index._best); the store reads of the "
+    "candidates do not grow."
 )
 
 
