@@ -134,3 +134,33 @@ def test_the_verify_command_takes_jobs(signed_file: dict[str, Any], tmp_path: An
         assert verify(str(path), "--jobs", "2") == verify(str(path), "--jobs", "1")
     assert verify(str(bad), "--jobs", "2")[0] == 1
     assert verify(str(good), "--jobs", "0")[0] == 2
+
+
+def test_a_record_not_in_nfc_is_judged_the_same() -> None:
+    """A record whose body is not NFC is valid (its signed bytes are normalized): the
+    parent's file signature, checked over the encoder's bytes while the children work,
+    is checked again over the canonical bytes once a child says its strings were not NFC."""
+    from memspec._record import record_id, sign_record
+
+    records = typical_records(40, seed=12)
+    decomposed = {**records[5], "body": "Cafe\u0301 opens at nine"}
+    records[5] = {**decomposed, "id": record_id(decomposed)}
+    signed = memory_file(signed_records(records), signed=True)
+    assert _outcome(signed, 2) == _outcome(signed, 1) == ("ok",)
+    tampered = copy.deepcopy(signed)
+    tampered["records"][0] = sign_record({**tampered["records"][0], "tags": ["x"]}, OTHER)
+    assert _outcome(tampered, 2) == _outcome(tampered, 1) != ("ok",)
+
+
+def test_a_child_that_dies_leaves_the_verdict_to_the_serial_path(
+        signed_file: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    def dies(low: int, high: int, answer: Any) -> None:
+        os._exit(3)
+
+    monkeypatch.setattr(_parallel, "_child", dies)
+    assert _outcome(signed_file, 2) == ("ok",)
+    tampered = copy.deepcopy(signed_file)
+    tampered["records"][1]["body"] = "changed"
+    assert _outcome(tampered, 2) == _outcome(tampered, 1) != ("ok",)
