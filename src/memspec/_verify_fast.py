@@ -14,8 +14,9 @@ no extension fields, every value of its exact JSON type) is checked here by
 :func:`_plain_record_passes`, which writes the field rules of
 memspec._record._validate_fields out for that shape, with the walk folded in
 (only ``slots`` holds arbitrary JSON). Any other record is checked by the
-precise per-record functions (every record, without the accelerator).
-tests/test_verify_fast.py holds the two paths
+precise per-record functions. Encodings are memspec._canonical's
+(:func:`_canonical_of_nfc` once every string is known NFC), with or without
+the accelerator. tests/test_verify_fast.py holds the two paths
 together: on valid and on corrupted files (re-signed, so that each corruption
 meets its own rule rather than a broken signature), this path never passes
 what the precise path refuses.
@@ -29,8 +30,9 @@ import unicodedata
 from typing import Any
 
 from memspec._canonical import (
-    _FAST_BYTES,
     DEFAULT_LIMITS,
+    _canonical_nfc,
+    _canonical_of_nfc,
     _dict_ok,
     _fast_check,
 )
@@ -116,8 +118,7 @@ def _optional_id(value: object, rid: str) -> bool:
 def _plain_record_passes(record: dict[str, Any]) -> bool:
     """Whether a record in the common shape passes every check the precise path makes of
     it (walk, field rules, content address, signature), its strings all NFC; False
-    where it fails or is not in that shape. Only with the accelerator."""
-    assert _FAST_BYTES is not None
+    where it fails or is not in that shape."""
     keys = record.keys()
     if keys != _PLAIN and keys != _PLAIN_OCCURRED:
         return False
@@ -197,20 +198,18 @@ def _plain_record_passes(record: dict[str, Any]) -> bool:
     raw = _signature_bytes(signature)
     if not _nfc(body):
         return False
-    if slots:
-        text = _FAST_BYTES(slots)
-        if not (text.isascii() or unicodedata.is_normalized("NFC", text.decode("utf-8"))):
-            return False
+    if slots and not _canonical_nfc(slots)[1]:
+        return False
     # Every string of the payload is NFC now (those not tested above are ASCII by their
     # patterns and sets), so the encoder's bytes are canonical, the birth's among them;
     # a text within the string limit holds no longer string.
     payload = record.copy()
     del payload["signature"]  # signed_by is already the signer
-    data = _FAST_BYTES(payload)
+    data = _canonical_of_nfc(payload)
     if len(data) > _MAX_CHARS:
         return False
-    birth = _FAST_BYTES({"body": body, "created_at": created, "provenance": provenance,
-                         "slots": slots, "type": kind})
+    birth = _canonical_of_nfc({"body": body, "created_at": created, "provenance": provenance,
+                               "slots": slots, "type": kind})
     if rid != "mem:" + hashlib.sha256(birth).hexdigest()[:32]:
         return False
     # SIG-11 as memspec._signing._weakness judges it: any weak key, a small-order R.
@@ -243,13 +242,12 @@ def records_pass(records: list[Any], low: int, high: int) -> tuple[bool, bool]:
 
     (False, False) at the first record that fails or raises anything.
     """
-    # Without the accelerator (orjson) every record takes the precise per-record checks.
-    plain = _plain_record_passes if _FAST_BYTES is not None else None
+    plain = _plain_record_passes
     nfc = True
     try:
         for index in range(low, high):
             record = records[index]
-            if plain is not None and type(record) is dict and plain(record):
+            if type(record) is dict and plain(record):
                 continue
             passed, record_nfc = _other_record_passes(record)
             if not passed:
