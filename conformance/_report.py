@@ -226,18 +226,20 @@ def _requirement_outcome(
     if UNTESTABLE in seen:
         first = next(t for view, t in views if view == UNTESTABLE)
         if first.outcome == NOT_CLAIMED:
-            return UNTESTABLE, _unclaimed_note(req, first, claimed)
+            unclaimed = [t for view, t in views if view == UNTESTABLE and t.outcome == NOT_CLAIMED]
+            return UNTESTABLE, _unclaimed_note(req, unclaimed, claimed)
         return UNTESTABLE, first.message
     if not tests:
         return NOT_RUN, "the kit has no test for this requirement"
     return NOT_RUN, "its tests did not run (deselected)"
 
 
-def _unclaimed_note(req: Requirement, test: TestResult, claimed: frozenset[str]) -> str:
+def _unclaimed_note(req: Requirement, tests: Sequence[TestResult],
+                    claimed: frozenset[str]) -> str:
     """Why a claim-conditional requirement is untestable: its tests need unclaimed profiles."""
-    return (f"its tests need profile {', '.join(_test_needs(test, claimed))}, which the engine "
-            f"does not claim, and {req.id} reaches only what it claims: "
-            f"{req.claim_conditional}")
+    needs = sorted({p for t in tests for p in _test_needs(t, claimed)})
+    return (f"{len(tests)} test(s) need profile {', '.join(needs)}, which the engine does not "
+            f"claim, and {req.id} reaches only what it claims: {req.claim_conditional}")
 
 
 def _left_out_note(left_out: Sequence[tuple[str, TestResult]], claimed: frozenset[str],
