@@ -147,13 +147,14 @@ def _plain_record_passes(record: dict[str, Any]) -> bool:
     if type(provenance) is not dict or provenance.keys() != _PROVENANCE_KEYS:
         return False
     origin, ref, agent = provenance["kind"], provenance["ref"], provenance["agent"]
-    if type(origin) is not str or not origin or not _nfc(origin) or not (
-            ref is None or (type(ref) is str and _nfc(ref))):
+    if type(origin) is not str or not origin or not (origin.isascii() or _nfc(origin)) or not (
+            ref is None or (type(ref) is str and (ref.isascii() or _nfc(ref)))):
         return False
     if agent is not None:
         if type(agent) is not str:
             return False
-        public_key_from_address(agent)
+        if agent != record["signed_by"]:  # the signer's address is decoded below
+            public_key_from_address(agent)
     evidence = record["evidence"]
     if type(evidence) is not list:
         return False
@@ -180,7 +181,7 @@ def _plain_record_passes(record: dict[str, Any]) -> bool:
     for tag in tags:
         if type(tag) is not str or not tag or not _nfc(tag):
             return False
-    if tags and len({unicodedata.normalize("NFC", tag) for tag in tags}) != len(tags):
+    if len(set(tags)) != len(tags):  # each tag is NFC: the set of their NFC forms
         return False
     flagged, flag_reason = record["flagged"], record["flag_reason"]
     if type(flagged) is not bool or not (
