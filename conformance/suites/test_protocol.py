@@ -98,13 +98,11 @@ def test_reset_leaves_an_empty_store(engine: EngineSession, clock: KitClock) -> 
 
 
 @pytest.mark.requirement("PROTO-6")
+@pytest.mark.profile("search")
 def test_reset_leaves_an_empty_index(engine: EngineSession, clock: KitClock) -> None:
     """PROTO-6 for the search index; an engine without the search profile has no index to
-    empty, so there the test is untestable, never left out (SPEC 19.2)."""
-    if not engine.claims("search"):
-        pytest.skip(untestable_reason(
-            "the engine does not claim profile search: it has no index that reset could leave "
-            "full"))
+    empty, and PROTO-6 is claim-conditional, so there the test is untestable, never left out
+    (SPEC 19.2, Appendix B)."""
     rec = record(created_at=clock.now(), body="zebra crossing near the station")
     if engine.claims("store"):
         engine.call("put", record=rec)

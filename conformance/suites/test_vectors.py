@@ -29,7 +29,7 @@ from memspec.conformance._machines_observe import wrote_on_rejection
 from memspec.conformance._outcomes import RequirementFailed, judges_input, untestable_reason
 from memspec.conformance._placeholders import bind_placeholders
 from memspec.conformance._session import EngineSession, summarize
-from memspec.data import json_resource, operations, operations_with, vector_files
+from memspec.data import json_resource, operations_with, vector_files
 
 #: Operations whose rejection must leave the store unchanged.
 STORE_BACKED = operations_with("writes")
@@ -80,10 +80,10 @@ def _cases(only: str | None = None) -> list[Any]:
                 if not only and case.get("decides"):
                     marks.append(pytest.mark.decides(case["decides"]))
                 if only == "PROTO-7":
-                    # Any engine with a store can be judged: an operation it does not claim
-                    # is untestable there (see test_vector_rejection_writes_nothing), and a
-                    # rejection writes nothing whatever profile explains it.
-                    marks.append(pytest.mark.profile("store"))
+                    # The store the rejection must leave alone, and the operation's profile;
+                    # PROTO-7 is claim-conditional (SPEC 19.2, Appendix B), so for an engine
+                    # without them the case is untestable, never left out.
+                    marks.append(pytest.mark.profile("store", group["profile"]))
                 else:
                     marks.append(pytest.mark.profile(group["profile"]))
                     if case.get("setup"):
@@ -181,15 +181,11 @@ def test_vector_rejection_writes_nothing(
 
     An engine that accepts the case fails the case's own requirements in test_vector;
     here it meets PROTO-7 vacuously, as nothing was rejected. For an engine that does not
-    claim the operation's profile the case is untestable: the engine has no such operation
-    to reject (it answers it ``unsupported``, PROTO-4), so PROTO-7 does not reach it.
+    claim the operation's profile the case is not claimed, which for PROTO-7, claim-conditional
+    (SPEC 19.2, Appendix B), counts as untestable: the engine has no such operation to reject
+    (it answers it ``unsupported``, PROTO-4).
     """
     op = group["operation"]
-    profile = operations()[op].profile
-    if profile is not None and not engine.claims(profile):
-        pytest.skip(untestable_reason(
-            f"{op} is an operation of profile {profile}, which the engine does not claim: "
-            f"there is no {op} whose rejection could write"))
     for rec in case.get("setup", []):
         engine.call("put", record=rec)
     before = engine.snapshot()

@@ -89,11 +89,13 @@ def test_format_only_engine_run_and_report(pytester: pytest.Pytester) -> None:
     assert report["profiles"]["store"] == {"claimed": False, "verdict": "not-claimed"}
     outcomes = {t["nodeid"].split("::")[-1]: t["outcome"]
                 for r in report["requirements"] for t in r["tests"]}
-    assert outcomes["test_reset_leaves_an_empty_store"] == "not-claimed"
+    # Not claimed for want of store, which for PROTO-6, claim-conditional, counts as untestable.
+    assert outcomes["test_reset_leaves_an_empty_store"] == "untestable"
     assert outcomes["test_hello_names_the_engine_its_versions_and_its_claims"] == "passed"
     assert outcomes["test_process_answers_pipelined_requests_in_order"] == "untestable"
     by_id = {r["id"]: r for r in report["requirements"]}
     assert by_id["STORE-1"]["outcome"] == "not-claimed"
+    assert by_id["PROTO-6"]["outcome"] == "untestable"
     assert by_id["PROTO-2"]["outcome"] == "passed"
     # evolve_record is not implemented by this engine: PROTO-5 fails, so core and format fail.
     assert by_id["PROTO-5"]["outcome"] == "failed"
