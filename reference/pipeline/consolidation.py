@@ -10,7 +10,8 @@ reason, every rejection with its error class, every contradiction that had
 to wait (CONS-3, CONS-8), and every record whose comparisons block purging
 (``max_block``) cut. Same store, operators, config and ``now`` give
 the same report (CONS-4): records are visited in id order and every record
-consolidation creates is born at ``now``.
+consolidation creates is born at ``now``. The pass runs under raised, restored
+collector thresholds (``consolidation_gc``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from memspec.reference.pipeline.candidates import (
     candidate_pairs,
     shares_block,
 )
+from memspec.reference.pipeline.consolidation_gc import pass_collector
 from memspec.reference.pipeline.consolidation_report import (
     Action,
     ConsolidationReport,
@@ -444,12 +446,13 @@ def consolidate(
     config = config or ConsolidationConfig()
     operators = operators or default_operators(config)
     run = _Run(store, now)
-    _exact_dedup(run)
-    _near_dup(run, operators.near_dup)
-    contradiction_pass(run, operators.contradiction)
-    if operators.resolver is not None:
-        _resolution(run, operators.resolver)
-    _promotion(run, config.promotion_threshold)
-    _flag_sweep(run)
+    with pass_collector():
+        _exact_dedup(run)
+        _near_dup(run, operators.near_dup)
+        contradiction_pass(run, operators.contradiction)
+        if operators.resolver is not None:
+            _resolution(run, operators.resolver)
+        _promotion(run, config.promotion_threshold)
+        _flag_sweep(run)
     return ConsolidationReport(tuple(run.actions), tuple(run.rejections), tuple(run.deferred),
                                tuple(sorted(run.touched)))
