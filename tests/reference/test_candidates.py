@@ -475,3 +475,61 @@ def test_a_hot_entity_asks_the_operator_linearly(monkeypatch: pytest.MonkeyPatch
     negations = sum(1 for r in _hot_entity(400, seed=400) if " not " in r.body)
     assert asked[400] <= 400 + negations * 400 // 7 + 50
     assert asked[400] < 6 * asked[100]
+
+
+# -- a hot entity's negations: many waiting pairs, each its own deferral (CONS-8) ---------------
+
+_HOT_VALUES = ("postgres", "mysql", "api key rotation", "ubuntu 24 04", "blue green deploy",
+               "sqlite", "the eu west region", "oat milk")
+
+
+def _hot_negations(count: int, seed: int) -> list[MemoryRecord]:
+    """``count`` claims about one three-word entity: plain statements in several shapes
+    (some with its slot, a few procedures), and negations of any value in the body only,
+    so most negated records contradict most plain ones and their further pairs wait."""
+    rng = random.Random(seed)
+    people = ("Dana", "Priya", "Marcus")
+    records: list[MemoryRecord] = []
+    for index in range(count):
+        value = _HOT_VALUES[rng.randrange(len(_HOT_VALUES))]
+        created = at(1 + index % 27, index)
+        roll = rng.random()
+        if roll < 0.2:
+            body = rng.choice((f"The blue staging database is not {value} any more.",
+                               f"The blue staging database is no longer {value}.",
+                               f"{rng.choice(people)} says the blue staging database is "
+                               f"not {value}."))
+            records.append(new_record(body, created_at=created))
+            continue
+        if roll < 0.3:
+            body = (f"To restart the blue staging database, check it is {value}, then tell "
+                    f"{rng.choice(people)}.")
+            records.append(new_record(body, type="procedure", created_at=created))
+            continue
+        body = rng.choice((f"The blue staging database is {value}.",
+                           f"{rng.choice(people)} says the blue staging database is {value}.",
+                           f"{rng.choice(people)} prefers {value} for the blue staging "
+                           f"database.",
+                           f"The blue staging database is {value}. {rng.choice(people)} "
+                           f"confirmed it on day {index}."))
+        slots: dict[str, Any] = ({"blue staging database": value} if rng.random() < 0.3
+                                 else {})
+        records.append(new_record(body, created_at=created, slots=slots,
+                                  confidence=rng.choice(("0.5000", "0.7500", "1.0000"))))
+    return records
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_hot_entity_of_negations_reports_as_the_pair_list_does(seed: int) -> None:
+    records = _hot_negations(180, seed=seed)
+    check_candidates(records, "0.6", "0.5")
+    check_report(records, "0.6", "0.5")
+    store = InMemoryRecordStore()
+    for record in records:
+        store.put(record)
+    report = consolidate(store, now=NOW)
+    negation_waits = [d for d in report.deferred
+                      if len(d.record_ids) == 2 and "negat" in d.reason]
+    # Why: the store is built so that most negation pairs wait; a corpus where none did
+    # would not exercise the per-pair deferrals at all.
+    assert len(negation_waits) > len(records)
