@@ -384,9 +384,21 @@ def _signature_join(indexed: Mapping[str, frozenset[str]],
     both sets have ``m <= k``, and the ``k``-combinations of such sets (all their
     tokens) share the ``k`` common ones. Signatures of different widths are tuples
     of different lengths, so they never collide in one index.
+
+    A positional filter then drops most candidates before verification: for the
+    signature of a pair's ``k`` rarest common tokens, every other common token
+    follows its last one in both sets, so ``o <= k + min(|x| - i - 1, |y| - j - 1)``
+    where ``i`` and ``j`` are the last token's positions, and the threshold needs
+    ``o >= t (|x| + |y|) / (1 + t)``. A candidate is kept when any signature it
+    shares passes, which the rarest one does for every pair reaching the threshold.
+    The index groups its postings by (position, size), so the test is one per group.
     """
-    def signatures(tokens: frozenset[str]) -> list[tuple[str, ...]]:
-        line = sorted(tokens, key=lambda token: (frequency[token], token))
+    largest = max((len(tokens) for sets in (indexed, probed) for tokens in sets.values()),
+                  default=0)
+    # needed[n]: the least overlap two sets of n tokens together need (never more).
+    needed = [math.ceil(low * total / (1 + low) - _MARGIN) for total in range(2 * largest + 1)]
+
+    def signatures(line: list[str]) -> list[tuple[str, ...]]:
         need = math.ceil(low * len(line))
         found: list[tuple[str, ...]] = []
         for k in range(1, width + 1):
@@ -394,15 +406,34 @@ def _signature_join(indexed: Mapping[str, frozenset[str]],
                 found.extend(combinations(line[:len(line) - max(k, need) + k], k))
         return found
 
-    by_signature: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    def ordered(tokens: frozenset[str]) -> list[str]:
+        return sorted(tokens, key=lambda token: (frequency[token], token))
+
+    by_signature: dict[tuple[str, ...], dict[tuple[int, int], list[str]]] = {}
     for key, tokens in indexed.items():
         if tokens:
-            for signature in signatures(tokens):
-                by_signature[signature].append(key)
+            line = ordered(tokens)
+            at = {token: index for index, token in enumerate(line)}
+            for signature in signatures(line):
+                groups = by_signature.setdefault(signature, {})
+                groups.setdefault((at[signature[-1]], len(line)), []).append(key)
     pairs: set[tuple[str, str]] = set()
     for key, tokens in probed.items():
-        if tokens:
-            found = {other for signature in signatures(tokens)
-                     for other in by_signature.get(signature, ())}
-            pairs.update(_verified(key, tokens, found, indexed, low))
+        if not tokens:
+            continue
+        line = ordered(tokens)
+        size = len(line)
+        at = {token: index for index, token in enumerate(line)}
+        found: set[str] = set()
+        for signature in signatures(line):
+            groups = by_signature.get(signature)
+            if groups is None:
+                continue
+            last, width_here = at[signature[-1]], len(signature)
+            for (other_last, other_size), keys in groups.items():
+                # Why: the common tokens beyond the signature must follow it in both sets.
+                beyond = needed[size + other_size] - width_here
+                if last + beyond < size and other_last + beyond < other_size:
+                    found.update(keys)
+        pairs.update(_verified(key, tokens, found, indexed, low))
     return pairs
