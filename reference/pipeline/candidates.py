@@ -415,8 +415,8 @@ def _signature_join(indexed: Mapping[str, frozenset[str]],
             line = ordered(tokens)
             at = {token: index for index, token in enumerate(line)}
             for signature in signatures(line):
-                groups = by_signature.setdefault(signature, {})
-                groups.setdefault((at[signature[-1]], len(line)), []).append(key)
+                postings = by_signature.setdefault(signature, {})
+                postings.setdefault((at[signature[-1]], len(line)), []).append(key)
     pairs: set[tuple[str, str]] = set()
     for key, tokens in probed.items():
         if not tokens:
