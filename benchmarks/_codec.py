@@ -369,8 +369,12 @@ def bench_verify_parallel(sizes: Sizes, cache: dict[str, Any]) -> Result:
         "verify even serially (see verify-file-vs-bare-ed25519), so 2 cores give at most "
         "~1.65x; forking, the parent's file-level checks (the header, duplicate ids, the "
         "file's canonical bytes and its signature, ~2.5 us a record) and an uneven finish "
-        "take some of that, and on this shared machine the second core is rarely free: "
-        "under a load average above 1 the children wait for a core (see "
+        "take some of that. On this shared machine the second core is rarely free, and more: "
+        "the kernel schedules by session (sched_autogroup_enabled is 1 here), so forked "
+        "children share their parent's session's CPU share, and while other sessions are "
+        "busy two processes get no more CPU than one (measured at load ~3: serial 2.0 s "
+        "of CPU in 3-4 s of wall time, two processes ~1.0 s each in 3.2-3.7 s); only an "
+        "otherwise idle machine shows the speedup (see "
         "environment.load_average_1m_at_end and the entry's notes)")
 
 
