@@ -300,6 +300,7 @@ def _growth(sizes: Sizes, name: str, corpus_text: str, corpus: _Corpus, compare:
     ladder = sorted({max(50, small // 8), max(100, small // 4), small, large})
     measured: dict[int, float] = {}
     runs: dict[int, _PassRun] = {}
+    every: dict[int, list[_PassRun]] = {}
     skipped: list[str] = []
     for count in ladder:
         if len(measured) >= 2:
@@ -310,8 +311,10 @@ def _growth(sizes: Sizes, name: str, corpus_text: str, corpus: _Corpus, compare:
                 skipped.append(f"{count} records (predicted {predicted:,.0f} s at exponent "
                                f"{exponent:.2f}, over the {budget:g} s budget)")
                 continue
-        runs[count] = _consolidation_run(count, corpus)
+        passes = [_consolidation_run(count, corpus) for _ in range(sizes.consolidation_repeats)]
+        runs[count] = sorted(passes, key=lambda run: run.cpu)[len(passes) // 2]
         measured[count] = runs[count].cpu
+        every[count] = passes
     exact = small in measured and large in measured
     if exact:
         low, high = small, large
@@ -331,9 +334,9 @@ def _growth(sizes: Sizes, name: str, corpus_text: str, corpus: _Corpus, compare:
         baseline=Figure(f"consolidation pass at {low} records (CPU)", measured[low], "s"),
         ratio=growth, size={"small": low, "large": high, "target_small": small,
                             "target_large": large, "brute_force_compared": compare},
-        repeats=1,
-        samples={**{f"{n}_s": [t] for n, t in sorted(measured.items())},
-                 **{f"{n}_wall_s": [runs[n].wall] for n in sorted(runs)}},
+        repeats=sizes.consolidation_repeats,
+        samples={**{f"{n}_s": [run.cpu for run in every[n]] for n in sorted(every)},
+                 **{f"{n}_wall_s": [run.wall for run in every[n]] for n in sorted(every)}},
         extra=[Figure(f"report entries differing from the brute-force pass at {compare} "
                       "records", differences, "entries"),
                *(Figure(f"records deferred by block purging at {n} records", runs[n].cut,
@@ -350,7 +353,9 @@ def _growth(sizes: Sizes, name: str, corpus_text: str, corpus: _Corpus, compare:
                f"{ConsolidationConfig().max_block}); the default pass is exact, so its report "
                "equals the brute-force pass over every blocked pair (compared at "
                f"{compare} records: {differences} entries differ); "
-               "measured sizes (CPU seconds of this process; wall in samples): "
+               f"each size the median of {sizes.consolidation_repeats} pass(es) over a fresh "
+               "store; measured sizes (CPU seconds of this process; every pass and the wall "
+               "times in samples): "
                + ", ".join(f"{n}: {t:.2f} s, {runs[n].cut} records deferred"
                            for n, t in sorted(measured.items()))
                + (f"; exponent {_exponent(measured):.2f}" if len(measured) >= 2 else "")
