@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -13,19 +14,19 @@ from memspec.data import json_resource
 
 
 @pytest.fixture
-def records():
+def records() -> list[dict[str, Any]]:
     data = json_resource("vectors", "published/fg-agent-memory-0.1.json")
     return copy.deepcopy(data["artifacts"]["memory_file"]["file"]["records"])
 
 
-def test_fingerprint_order_insensitive_and_byte_sensitive(records):
+def test_fingerprint_order_insensitive_and_byte_sensitive(records: list[dict[str, Any]]) -> None:
     assert fingerprint(records) == fingerprint(list(reversed(records)))
     before = fingerprint(records)
     records[0]["tags"] = ["another"]
     assert fingerprint(records) != before
 
 
-def test_diff_classifies(records):
+def test_diff_classifies(records: list[dict[str, Any]]) -> None:
     changed = dict(records[0], state_reason="x")
     diff = diff_records(records[:2], [changed, records[2]])
     assert diff.added == (records[2]["id"],)
@@ -34,12 +35,12 @@ def test_diff_classifies(records):
     assert diff.unchanged == 0
 
 
-def test_diff_rejects_divergent_duplicates(records):
+def test_diff_rejects_divergent_duplicates(records: list[dict[str, Any]]) -> None:
     with pytest.raises(RecordError):
         diff_records([records[0], dict(records[0], tags=[])], [])
 
 
-def test_merge_surfaces_conflicts(records):
+def test_merge_surfaces_conflicts(records: list[dict[str, Any]]) -> None:
     other = dict(records[0], tags=["changed"])
     merge = merge_records([records, [other]])
     assert [rid for rid, _ in merge.conflicts] == [records[0]["id"]]
@@ -50,7 +51,7 @@ def test_merge_surfaces_conflicts(records):
         merge_records([records], prefer="newest")
 
 
-def test_check_records_clean_and_broken(records):
+def test_check_records_clean_and_broken(records: list[dict[str, Any]]) -> None:
     assert check_records(records) == []
     rule = records[2]
     for rid in rule["evidence"]:

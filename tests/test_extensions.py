@@ -189,7 +189,8 @@ def test_the_porcelain_hides_expired_records_and_decays_them() -> None:
     assert expiring["id"] in memory.recall("parking code", include_expired=True).ids
     report = memory.decay()
     assert expiring["id"] in report.archived
-    assert memory.store.get(expiring["id"]).state_reason.startswith("expired")
+    reason = memory.store.get(expiring["id"]).state_reason
+    assert reason is not None and reason.startswith("expired")
     assert memory.store.get(kept).model_dump()["body"] == record["body"]
 
 

@@ -44,7 +44,7 @@ def _at(index: int, field: str, value: object) -> Callable[[dict[str, Any]], Non
     return change
 
 
-TAMPERS: dict[str, Callable[[dict[str, Any]], None]] = {
+TAMPERS: dict[str, Callable[[dict[str, Any]], object]] = {  # called for the effect only
     "untouched": lambda f: None,
     "body of a late record": _at(57, "body", "changed"),
     "body of an early record": _at(2, "body", "changed"),
@@ -89,7 +89,7 @@ def test_plan_uses_processes_only_when_asked_or_large(signed_file: dict[str, Any
     assert _parallel.plan_jobs(signed_file, 1) == 1
     assert _parallel.plan_jobs({"records": [{}]}, 4) == 1
     assert _parallel.plan_jobs("not a file", 4) == 1
-    big = {"records": [{}] * _parallel.PARALLEL_MIN_RECORDS}
+    big: dict[str, Any] = {"records": [{}] * _parallel.PARALLEL_MIN_RECORDS}
     assert _parallel.plan_jobs(big, None) == min(_parallel.available_cpus(),
                                                  _parallel.PARALLEL_MIN_RECORDS) or 1
 

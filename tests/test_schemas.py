@@ -697,7 +697,7 @@ RECORD_MUTATIONS: list[Mutation] = [
     _set("body", "x" * (memspec.DEFAULT_LIMITS.max_body_chars + 1), rehash=True,
          name="body-over-limit"),
     *(_set("slots", v, rehash=True) for v in (
-        [], {"x": 1.5}, {"x": 2.0}, {"x": 2**53}, {"x": -(2**53 - 1)}, {"e\u0301": 1},
+        list[Any](), {"x": 1.5}, {"x": 2.0}, {"x": 2**53}, {"x": -(2**53 - 1)}, {"e\u0301": 1},
         {"é": {"deep": [True, None, "ü"]}})),
     *(_set("confidence", v) for v in (
         "0.5", "1", "1.0001", "0.50000", 0.5, 1, "-0.5000", "0.5000 ", "1.0000", "0.0000",
@@ -1047,8 +1047,10 @@ def test_proposal_schema_rejects_ill_typed_fields(
         proposal: dict[str, Any], field: str, value: Any) -> None:
     assert iter_errors(proposal, "proposal") == []
     mutated = {**proposal, field: value}
-    allowed = {"kind": str, "record": (dict, type(None)), "target_id": (str, type(None)),
-               "other_id": (str, type(None)), "reason": str}[field]
+    types: dict[str, type | tuple[type, ...]] = {
+        "kind": str, "record": (dict, type(None)), "target_id": (str, type(None)),
+        "other_id": (str, type(None)), "reason": str}
+    allowed = types[field]
     if not isinstance(value, allowed):
         assert iter_errors(mutated, "proposal")
 

@@ -17,6 +17,7 @@ import textwrap
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -182,7 +183,9 @@ def test_an_unconfigured_contract_says_what_to_set(tmp_path: Path) -> None:
 @pytest.mark.parametrize("machine", [StoreMachine, LifecycleMachine])
 def test_the_reference_passes_the_machines(machine: Machine) -> None:
     engine = connect(reference_engine())
-    run_state_machine_as_test(lambda: machine(engine, KitClock()), settings=FEW)
+    # hypothesis documents a factory here; its annotation says type[RuleBasedStateMachine].
+    run_state_machine_as_test(lambda: machine(engine, KitClock()),  # type: ignore[arg-type]
+                              settings=FEW)
 
 
 @pytest.mark.parametrize(("machine", "fault"), [
@@ -194,7 +197,8 @@ def test_a_faulty_engine_fails_a_machine_on_exactly_its_requirement(machine: Mac
                                                                     fault: str) -> None:
     engine = connect(faulty_engine(fault), label=fault)
     with pytest.raises(RequirementFailed) as caught:
-        run_state_machine_as_test(lambda: machine(engine, KitClock()), settings=FEW)
+        run_state_machine_as_test(lambda: machine(engine, KitClock()),  # type: ignore[arg-type]
+                                  settings=FEW)  # a factory, as hypothesis documents
     # A write on a rejection also names PROTO-7, which every rejected call breaks by writing.
     assert caught.value.requirements in ((fault_named(fault).requirement,),
                                          (fault_named(fault).requirement, "PROTO-7")), (
@@ -221,7 +225,8 @@ def test_the_kit_and_the_base_class_run_the_same_checks() -> None:
         assert method is not None, f"StoreContract has no test_{check.name}"
         assert [m.args for m in method.pytestmark] == [(check.requirement,)], check
         assert method.__doc__ == check.run.__doc__
-    machine_tests = [kit.test_store_state_machine, StoreContract.test_store_state_machine]
+    machine_tests: list[Any] = [kit.test_store_state_machine,  # pytest marks added at runtime
+                                StoreContract.test_store_state_machine]
     marked = [[tuple(mark.args for mark in param.marks) for param in m.pytestmark[0].args[1]]
               for m in machine_tests]
     assert marked == [[((req,),) for req in STORE_MACHINE_REQUIREMENTS]] * 2

@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 from benchmarks._data import memory_file, signed_records, typical_records
 from memspec import _canonical, _verify_fast
 from memspec import strategies as ms
+from memspec._encoding import encode_signature as _b64
 from memspec._errors import MemspecError
 from memspec._file import _verify_file, file_payload, sign_file, verify_file
 from memspec._record import BIRTH_FIELDS, is_tombstone, sign_record, signed_payload
 from memspec._signing import CONTEXT_MEMORY_FILE, CONTEXT_RECORD, SigningKey, _tag
-from memspec._signing import encode_signature as _b64
 
 # The common shape's checks lean on the accelerator; the corruptions are signed with it.
 orjson = pytest.importorskip("orjson")
@@ -73,7 +73,7 @@ _TOP = ["id", "type", "body", "slots", "state", "confidence", "created_at", "upd
         "redacted", "birth_digest", "redaction_reason", "x-extension", "e\u0301xt"]
 
 
-def _outcome(call: Callable[[], None]) -> tuple[Any, ...]:
+def _outcome(call: Callable[..., None]) -> tuple[Any, ...]:  # lambdas bind loop values as defaults
     try:
         call()
     except MemspecError as exc:
@@ -243,7 +243,7 @@ def _bases() -> list[dict[str, Any]]:
     """Signed records of every type and state the common shape holds (and one it does not)."""
     plain = _PLAIN_POOL[3]
     other = "mem:" + "1" * 32
-    variants = [
+    variants: list[dict[str, Any]] = [
         {},
         {"type": "rule", "evidence": [other], "flagged": True, "flag_reason": "stale"},
         {"state": "superseded", "superseded_by": other, "state_reason": "newer"},
@@ -263,8 +263,9 @@ def _bases() -> list[dict[str, Any]]:
     return bases
 
 
-def _places(record: dict[str, Any]) -> list[Callable[[dict[str, Any], Any], None]]:
-    places: list[Callable[[dict[str, Any], Any], None]] = []
+def _places(record: dict[str, Any]) -> list[Callable[..., None]]:
+    """Setters ``place(record, value)``; each lambda binds its field name as a default."""
+    places: list[Callable[..., None]] = []
     for name in _TOP:
         places.append(lambda r, v, name=name: r.__setitem__(name, v))
         places.append(lambda r, v, name=name: r.pop(name, None))

@@ -16,13 +16,14 @@ SCRIPT = Path(sys.executable).with_name("memspec")
 
 
 def published() -> dict[str, Any]:
-    return copy.deepcopy(json_resource("vectors", "published/fg-agent-memory-0.1.json"))
+    return dict(copy.deepcopy(json_resource("vectors", "published/fg-agent-memory-0.1.json")))
 
 
 @pytest.fixture
 def memory_file() -> dict[str, Any]:
     """The published signed memory file (3 records, signed by key A)."""
-    return published()["artifacts"]["memory_file"]["file"]
+    file: dict[str, Any] = published()["artifacts"]["memory_file"]["file"]
+    return file
 
 
 @pytest.fixture

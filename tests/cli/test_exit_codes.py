@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.cli.conftest import Run
+
 MEMORY_FILE = "m.json"  # the published signed memory file, written by the fixture below
 NOW = "2026-03-01T09:00:00Z"
 
@@ -100,7 +102,9 @@ def run_in(tmp_path: Path, memspec: Callable[..., Any], monkeypatch: pytest.Monk
 
 @pytest.mark.parametrize(("argv", "code", "word"), CASES,
                          ids=[" ".join(case[0]) or "-" for case in CASES])
-def test_error_paths_exit_as_documented(run_in, inputs, tmp_path: Path, argv, code, word):
+def test_error_paths_exit_as_documented(run_in: Callable[..., Run], inputs: dict[str, str],
+                                        tmp_path: Path, argv: list[str], code: int,
+                                        word: str) -> None:
     before = sorted(p.name for p in tmp_path.iterdir())
     run = run_in(*_argv(argv, inputs))
     assert run.code == code, (run.out, run.err)
@@ -116,7 +120,8 @@ def test_error_paths_exit_as_documented(run_in, inputs, tmp_path: Path, argv, co
 @pytest.mark.parametrize(("argv", "code", "word"),
                          [case for case in CASES if case[0][0] != "selftest"],
                          ids=[" ".join(case[0]) for case in CASES if case[0][0] != "selftest"])
-def test_json_errors_are_json(run_in, inputs, argv, code, word):
+def test_json_errors_are_json(run_in: Callable[..., Run], inputs: dict[str, str], argv: list[str],
+                              code: int, word: str) -> None:
     run = run_in(*_argv(argv, inputs), "--json")
     assert run.code == code, (run.out, run.err)
     document = json.loads(run.out)
@@ -129,14 +134,15 @@ def test_json_errors_are_json(run_in, inputs, argv, code, word):
         assert word in json.dumps(document)
 
 
-def test_no_command_is_a_usage_error(memspec):
+def test_no_command_is_a_usage_error(memspec: Callable[..., Run]) -> None:
     run = memspec()
     assert run.code == 2 and "COMMAND" in run.err
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
                     reason="root reads a file whatever its mode")
-def test_unreadable_file_is_a_usage_error_like_a_missing_one(memspec, tmp_path: Path):
+def test_unreadable_file_is_a_usage_error_like_a_missing_one(memspec: Callable[..., Run],
+                                                             tmp_path: Path) -> None:
     locked = tmp_path / "locked.json"
     locked.write_text("{}", encoding="utf-8")
     locked.chmod(0)
@@ -145,13 +151,14 @@ def test_unreadable_file_is_a_usage_error_like_a_missing_one(memspec, tmp_path: 
         assert run.code == 2 and "ermission" in run.err, (command, run.err)
 
 
-def test_certify_of_a_missing_engine_leaves_no_report_directory(run_in, tmp_path: Path):
+def test_certify_of_a_missing_engine_leaves_no_report_directory(run_in: Callable[..., Run],
+                                                                tmp_path: Path) -> None:
     run = run_in("certify", "--engine", "no-such-engine")
     assert run.code == 2
     assert not (tmp_path / "memspec-report").exists()
 
 
-def test_the_table_covers_every_subcommand():
+def test_the_table_covers_every_subcommand() -> None:
     import argparse
 
     from memspec.cli import build_parser

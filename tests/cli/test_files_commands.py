@@ -5,19 +5,27 @@ from __future__ import annotations
 
 import json
 import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memspec import SigningKey, canonical_json, record_id, sign_file, sign_record
+from tests.cli.conftest import Run
 
 
-def test_validate_accepts_the_published_file(memspec, write, memory_file):
+def test_validate_accepts_the_published_file(memspec: Callable[..., Run],
+                                             write: Callable[[str, Any], Path],
+                                             memory_file: dict[str, Any]) -> None:
     run = memspec("validate", write("m.json", memory_file))
     assert run.code == 0, run.out + run.err
     assert "ok (file, 3 records)" in run.out
 
 
-def test_validate_reports_place_and_requirement(memspec, write, memory_file):
+def test_validate_reports_place_and_requirement(memspec: Callable[..., Run],
+                                                write: Callable[[str, Any], Path],
+                                                memory_file: dict[str, Any]) -> None:
     memory_file["records"][1]["body"] = "changed"  # id no longer matches content
     memory_file["records"][2]["evidence"] = []  # a rule without evidence
     run = memspec("validate", write("m.json", memory_file), "--json")
@@ -29,7 +37,9 @@ def test_validate_reports_place_and_requirement(memspec, write, memory_file):
     assert any(w.endswith("#/records/2/evidence") for w in where)
 
 
-def test_validate_jsonl_and_list_and_stdin(memspec, write, memory_file):
+def test_validate_jsonl_and_list_and_stdin(memspec: Callable[..., Run],
+                                           write: Callable[[str, Any], Path],
+                                           memory_file: dict[str, Any]) -> None:
     records = memory_file["records"]
     jsonl = "\n".join(json.dumps(r) for r in records) + "\n"
     assert memspec("validate", write("r.jsonl", jsonl)).code == 0
@@ -37,7 +47,9 @@ def test_validate_jsonl_and_list_and_stdin(memspec, write, memory_file):
     assert memspec("validate", "-", stdin=json.dumps(records[0])).code == 0
 
 
-def test_validate_semantic_transition_pair(memspec, write, memory_file):
+def test_validate_semantic_transition_pair(memspec: Callable[..., Run],
+                                           write: Callable[[str, Any], Path],
+                                           memory_file: dict[str, Any]) -> None:
     a, b = memory_file["records"][0], memory_file["records"][1]
     block = {"sides": [a["id"], b["id"]], "reason": "they disagree"}
     a.update(state="transitional", transition=block)
@@ -46,19 +58,21 @@ def test_validate_semantic_transition_pair(memspec, write, memory_file):
     assert [p["requirement"] for p in run.json()["inputs"][0]["problems"]] == ["TRN-3"]
 
 
-def test_validate_malformed_json_is_a_check_failure_not_a_traceback(memspec, write):
+def test_validate_malformed_json_is_a_check_failure_not_a_traceback(
+        memspec: Callable[..., Run], write: Callable[[str, Any], Path]) -> None:
     run = memspec("validate", write("bad.json", '{"a": 1.5}'))
     assert run.code == 1
     assert "CJ-6" in run.out
 
 
-def test_missing_file_is_a_usage_error(memspec, tmp_path):
+def test_missing_file_is_a_usage_error(memspec: Callable[..., Run], tmp_path: Path) -> None:
     run = memspec("validate", tmp_path / "absent.json")
     assert run.code == 2
     assert "no such file" in run.err
 
 
-def test_verify_strict_by_default(memspec, write, memory_file):
+def test_verify_strict_by_default(memspec: Callable[..., Run], write: Callable[[str, Any], Path],
+                                  memory_file: dict[str, Any]) -> None:
     assert memspec("verify", write("m.json", memory_file)).code == 0
     memory_file["signature"] = ""
     stripped = write("stripped.json", memory_file)
@@ -67,7 +81,9 @@ def test_verify_strict_by_default(memspec, write, memory_file):
     assert memspec("verify", stripped, "--allow-unsigned").code == 0
 
 
-def test_verify_names_the_tampered_record(memspec, write, memory_file, seed_a):
+def test_verify_names_the_tampered_record(memspec: Callable[..., Run],
+                                          write: Callable[[str, Any], Path],
+                                          memory_file: dict[str, Any], seed_a: str) -> None:
     key = SigningKey.from_hex(seed_a)
     memory_file["records"] = [sign_record(r, key) for r in memory_file["records"]]
     signed = sign_file(memory_file, key)
@@ -83,7 +99,10 @@ def test_verify_names_the_tampered_record(memspec, write, memory_file, seed_a):
     assert run.code == 1
 
 
-def test_verify_expect_agent_refuses_a_re_signed_file(memspec, write, memory_file, seed_a):
+def test_verify_expect_agent_refuses_a_re_signed_file(memspec: Callable[..., Run],
+                                                      write: Callable[[str, Any], Path],
+                                                      memory_file: dict[str, Any],
+                                                      seed_a: str) -> None:
     owner = SigningKey.from_hex(seed_a)
     attacker = SigningKey(bytes(range(200, 232)))
     assert memspec("verify", write("m.json", memory_file),
@@ -99,7 +118,8 @@ def test_verify_expect_agent_refuses_a_re_signed_file(memspec, write, memory_fil
     assert run.code == 2 and "not an agent address" in run.err
 
 
-def test_id_and_canonicalize(memspec, write, memory_file):
+def test_id_and_canonicalize(memspec: Callable[..., Run], write: Callable[[str, Any], Path],
+                             memory_file: dict[str, Any]) -> None:
     record = memory_file["records"][0]
     run = memspec("id", write("r.json", record))
     assert run.code == 0 and run.out.strip() == record_id(record)
@@ -108,14 +128,17 @@ def test_id_and_canonicalize(memspec, write, memory_file):
     assert memspec("canonicalize", "-", stdin='{"a": 1e2}').code == 1
 
 
-def test_fingerprint_is_order_insensitive(memspec, write, memory_file):
+def test_fingerprint_is_order_insensitive(memspec: Callable[..., Run],
+                                          write: Callable[[str, Any], Path],
+                                          memory_file: dict[str, Any]) -> None:
     records = memory_file["records"]
     one = memspec("fingerprint", write("a.json", records)).out
     two = memspec("fingerprint", write("b.json", list(reversed(records)))).out
     assert one == two and len(one.strip()) == 64
 
 
-def test_diff_and_merge(memspec, write, memory_file):
+def test_diff_and_merge(memspec: Callable[..., Run], write: Callable[[str, Any], Path],
+                        memory_file: dict[str, Any]) -> None:
     records = memory_file["records"]
     changed = dict(records[1], tags=["x"])
     a, b = write("a.json", records[:2]), write("b.json", [records[0], changed, records[2]])
@@ -134,7 +157,8 @@ def test_diff_and_merge(memspec, write, memory_file):
     assert memspec("validate", out).code == 0
 
 
-def test_keygen_and_sign(memspec, tmp_path, write, memory_file):
+def test_keygen_and_sign(memspec: Callable[..., Run], tmp_path: Path,
+                         write: Callable[[str, Any], Path], memory_file: dict[str, Any]) -> None:
     key = tmp_path / "agent.key"
     run = memspec("keygen", "-o", key, "--json")
     assert run.code == 0
@@ -152,11 +176,12 @@ def test_keygen_and_sign(memspec, tmp_path, write, memory_file):
 
 
 @pytest.mark.parametrize("argv", [["validate"], ["merge"], ["--bogus"], ["sign", "x.json"]])
-def test_usage_errors_exit_2(memspec, argv):
+def test_usage_errors_exit_2(memspec: Callable[..., Run], argv: list[str]) -> None:
     assert memspec(*argv).code == 2
 
 
-def test_bad_key_file_is_typed(memspec, write, memory_file):
+def test_bad_key_file_is_typed(memspec: Callable[..., Run], write: Callable[[str, Any], Path],
+                               memory_file: dict[str, Any]) -> None:
     key = write("bad.key", '{"kind": "memspec-ed25519-seed", "seed_hex": "zz"}')
     run = memspec("sign", write("m.json", memory_file), "--key", key)
     assert run.code == 1 and "encoding error" in run.err

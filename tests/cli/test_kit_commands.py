@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,20 +20,20 @@ from tests.cli.conftest import SCRIPT, Run
 ENGINE = Path(sys.executable).with_name("memspec-reference-engine")
 
 
-def test_smoke_reference_in_process_and_as_process(memspec):
+def test_smoke_reference_in_process_and_as_process(memspec: Callable[..., Run]) -> None:
     assert memspec("smoke", "--engine", "reference").code == 0
     run = memspec("smoke", "--engine-cmd", f"{ENGINE} --store sqlite", "--json")
     assert run.code == 0, run.out + run.err
     assert run.json()["ok"] is True
 
 
-def test_smoke_unknown_engine_is_typed(memspec):
+def test_smoke_unknown_engine_is_typed(memspec: Callable[..., Run]) -> None:
     run = memspec("smoke", "--engine", "no-such-engine")
     assert run.code == 2  # a usage error
     assert "reference" in run.err  # the message lists the engines that exist
 
 
-def test_vectors_list_and_check(memspec):
+def test_vectors_list_and_check(memspec: Callable[..., Run]) -> None:
     run = memspec("vectors", "list", "--json")
     assert run.code == 0
     files = {row["file"] for row in run.json()["files"]}
@@ -41,7 +44,9 @@ def test_vectors_list_and_check(memspec):
     assert memspec("vectors", "check").code == 2  # an engine is required
 
 
-def test_report_renders_markdown_html_and_rejects_garbage(memspec, write, tmp_path: Path):
+def test_report_renders_markdown_html_and_rejects_garbage(memspec: Callable[..., Run],
+                                                          write: Callable[[str, Any], Path],
+                                                          tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     run = memspec("vectors", "check", "--engine", "reference", "--file", "legality")
     assert run.code == 0
@@ -61,7 +66,8 @@ def test_report_renders_markdown_html_and_rejects_garbage(memspec, write, tmp_pa
     assert memspec("report", write("bad.json", {"engine": 1})).code == 1
 
 
-def test_audit_of_a_memory_file(memspec, write, memory_file):
+def test_audit_of_a_memory_file(memspec: Callable[..., Run], write: Callable[[str, Any], Path],
+                                memory_file: dict[str, Any]) -> None:
     run = memspec("audit", write("m.json", memory_file), "--format", "json")
     assert run.code == 0, run.err
     first = json.loads(run.out)
@@ -69,12 +75,13 @@ def test_audit_of_a_memory_file(memspec, write, memory_file):
     assert first == again  # content-addressed: the same input gives the same report
 
 
-def test_certify_jobs_runs_the_kit_under_xdist(memspec, tmp_path: Path, monkeypatch):
+def test_certify_jobs_runs_the_kit_under_xdist(memspec: Callable[..., Run], tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from memspec.cli import _kit
     from memspec.cli._io import UsageError
 
     assert memspec("certify", "--engine", "reference", "--jobs", "0").code == 2
-    monkeypatch.setattr(_kit.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(UsageError, match="pytest-xdist"):
         _kit.jobs_args(2)
     monkeypatch.undo()

@@ -4,15 +4,17 @@ without a line of hand-written JSON."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from memspec import record_id, validate_record, verify_record
+from tests.cli.conftest import Run
 
 T1, T2, T3, T4 = ("2026-03-01T09:00:00Z", "2026-03-01T09:00:00.250Z", "2026-03-02T18:30:00+02:00",
                   "2026-03-05T00:00:00Z")
 
 
-def test_create_sign_file_verify_diff(memspec, tmp_path: Path):
+def test_create_sign_file_verify_diff(memspec: Callable[..., Run], tmp_path: Path) -> None:
     key = tmp_path / "agent.key"
     address = memspec("keygen", "-o", key, "--json").json()["address"]
 
@@ -60,7 +62,7 @@ def test_create_sign_file_verify_diff(memspec, tmp_path: Path):
     assert run.json()["added"] == [json.loads(rule.out)["id"]]
 
 
-def test_body_from_stdin_and_default_time(memspec):
+def test_body_from_stdin_and_default_time(memspec: Callable[..., Run]) -> None:
     run = memspec("new", "procedure", "-", "--json", stdin="1. boil water\n2. add tea\n")
     assert run.code == 0, run.err
     record = run.json()["record"]
@@ -68,7 +70,7 @@ def test_body_from_stdin_and_default_time(memspec):
     assert record["created_at"] == record["updated_at"] and record["state"] == "active"
 
 
-def test_extension_fields_are_kept_and_collisions_refused(memspec):
+def test_extension_fields_are_kept_and_collisions_refused(memspec: Callable[..., Run]) -> None:
     run = memspec("new", "fact", "x", "--now", T1, "--extra", '{"x-color": "blue"}', "--json")
     assert run.code == 0 and run.json()["record"]["x-color"] == "blue"
     run = memspec("new", "fact", "x", "--now", T1, "--extra", '{"occurred_at": "2026"}')

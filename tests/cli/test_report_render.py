@@ -52,7 +52,7 @@ def _report(certified: tuple[str, ...], verdict: str = "certified") -> dict[str,
     }
 
 
-def test_badge_names_what_was_certified():
+def test_badge_names_what_was_certified() -> None:
     two = _report(("format", "signing"))
     assert badge_text(two) == ("memspec", "format, signing", "yellowgreen")
     claimable = [n for n, e in profiles().items() if not e.get("always")]
@@ -69,7 +69,7 @@ def test_badge_names_what_was_certified():
                         "color": "yellowgreen"}
 
 
-def test_report_markdown_says_what_was_certified():
+def test_report_markdown_says_what_was_certified() -> None:
     report = _report(("format", "signing"))
     text = report_markdown(report)
     assert "- **Certified profiles:** 2 of" in text and ": format, signing" in text
@@ -86,7 +86,7 @@ def test_report_markdown_says_what_was_certified():
     assert requirement_url("REC-5") == "https://memspec.dev/generated/spec/#REC-5"
 
 
-def test_test_counts_agree_with_the_terminal():
+def test_test_counts_agree_with_the_terminal() -> None:
     # the terminal counts the kit's own checks among the tests; so do report.md and HTML
     text = report_markdown(_report(("format",)))
     assert "- **Tests:** 13 (3 not-claimed, 9 passed, 1 untestable), 2 of them the kit's" in text

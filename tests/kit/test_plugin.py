@@ -353,6 +353,7 @@ def test_kit_item_crosses_as_json_and_rejects_anything_else() -> None:
 
     item = KitItem("suites/test_x.py::test_y", ("REC-4",), ("format",), ("MUST",), False)
     assert KitItem.from_wire(json.loads(json.dumps(item.to_wire()))) == item
+    bad: object
     for bad in (None, [], {"kit_id": 1}, {**item.to_wire(), "levels": [1]}):
         with pytest.raises(MemspecError, match="xdist worker"):
             KitItem.from_wire(bad)

@@ -74,7 +74,7 @@ def script(tmp_path: Path, body: str = "", prelude: str = "") -> list[str]:
 class Dummy(EngineBase):
     name = "dummy"
     version = "1"
-    claimed_profiles = ("format",)
+    claimed_profiles: tuple[str, ...] = ("format",)
 
     def op_reset(self, args: dict[str, Any]) -> dict[str, Any]:
         return {}

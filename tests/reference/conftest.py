@@ -23,7 +23,11 @@ def at(day: int, second: int = 0) -> str:
     return f"2026-01-{day:02d}T00:{minute:02d}:{sec:02d}.000Z"
 
 
-def open_store(kind: str, path: Path) -> RecordStore:
+#: The reference's stores: the port plus what each adds beyond it (redact).
+ConcreteStore = InMemoryRecordStore | FileRecordStore | SQLiteRecordStore
+
+
+def open_store(kind: str, path: Path) -> ConcreteStore:
     """A store of ``kind`` rooted at ``path`` (ignored for the in-memory store)."""
     if kind == "memory":
         return InMemoryRecordStore()
@@ -50,7 +54,7 @@ def published_vectors() -> dict[str, Any]:
     from memspec.data import json_resource
 
     name = "published/fg-agent-memory-0.1.json"
-    loaded: dict[str, Any] = copy.deepcopy(json_resource("vectors", name))
+    loaded: dict[str, Any] = dict(copy.deepcopy(json_resource("vectors", name)))
     return loaded
 
 
@@ -61,7 +65,7 @@ def store_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def store(store_kind: str, tmp_path: Path) -> Iterator[RecordStore]:
+def store(store_kind: str, tmp_path: Path) -> Iterator[ConcreteStore]:
     """A fresh, empty store of each kind (memory, file, sqlite)."""
     opened = open_store(store_kind, tmp_path)
     yield opened

@@ -348,7 +348,7 @@ def test_reference_engine_passes_every_vector(engines: dict[str, ReferenceEngine
         held = {r["id"] for r in case.get("setup", [])}
         bound: dict[str, str] = {}
         for key, value in case["expected"].items():
-            got = result.get(key)
+            got: Any = result.get(key)
             if key in case["project"]:
                 got = [{k: v for k, v in e.items() if k in case["project"][key]} for e in got]
             if case["placeholders"]:

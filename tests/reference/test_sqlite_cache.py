@@ -10,6 +10,7 @@ seen, and a damaged row is a StoreError, never a bare KeyError or TypeError.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ def test_callers_cannot_change_a_cached_version(make: Any, tmp_path: Path) -> No
     record = make()
     store.put(record)
     expected = record.canonical_bytes()
+    read: Callable[[], MemoryRecord]
     for read in (lambda: store.get(record.id), lambda: store.history(record.id)[0],
                  lambda: store.list()[0], lambda: next(iter(store))):
         got = read()

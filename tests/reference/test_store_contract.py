@@ -18,7 +18,7 @@ from memspec import (
 from memspec.reference.ports import RecordStore
 from memspec.reference.records import MemoryRecord, RecordState
 
-from .conftest import at, new_record, snapshot
+from .conftest import ConcreteStore, at, new_record, snapshot
 
 UNKNOWN = "mem:" + "0" * 32
 BAD_IDS = [
@@ -74,7 +74,7 @@ def test_unknown_ids_fail_with_not_found(store: RecordStore, method: str) -> Non
 
 
 @pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
-def test_malformed_ids_are_refused_before_the_backend(store: RecordStore, bad: object) -> None:
+def test_malformed_ids_are_refused_before_the_backend(store: ConcreteStore, bad: object) -> None:
     record = new_record()
     store.put(record)
     before = snapshot(store)
@@ -83,7 +83,7 @@ def test_malformed_ids_are_refused_before_the_backend(store: RecordStore, bad: o
             call(bad)  # type: ignore[arg-type]
     redact = store.redact
     with pytest.raises((RecordError, NotFoundError)):
-        redact(bad, reason="r", now=at(3))
+        redact(bad, reason="r", now=at(3))  # type: ignore[arg-type]  # a malformed id
     assert bad not in store
     assert snapshot(store) == before
 
@@ -131,7 +131,7 @@ def _populate(store: RecordStore) -> dict[str, MemoryRecord]:
 def test_list_filters_latest_versions_conjunctively(
         store: RecordStore, filters: dict[str, str], expected: list[str]) -> None:
     records = _populate(store)
-    listed = store.list(**filters)  # type: ignore[arg-type]
+    listed = store.list(**filters)
     assert [r.id for r in listed] == sorted(records[name].id for name in expected)
     assert all(r == store.get(r.id) for r in listed)
 
@@ -162,12 +162,12 @@ def test_no_store_offers_deletion(store: RecordStore) -> None:
     assert not forbidden & set(dir(RecordStore))
 
 
-def test_redaction_is_not_on_the_port(store: RecordStore) -> None:
+def test_redaction_is_not_on_the_port(store: ConcreteStore) -> None:
     assert not hasattr(RecordStore, "redact")
     assert callable(store.redact)
 
 
-def test_redact_replaces_every_version_with_the_tombstone(store: RecordStore) -> None:
+def test_redact_replaces_every_version_with_the_tombstone(store: ConcreteStore) -> None:
     key = SigningKey.from_hex("66" * 32)
     other = new_record("Other.")
     secret = new_record("The code is 1234.", slots={"code": "1234"}, tags=["secret"],
@@ -190,7 +190,7 @@ def test_redact_replaces_every_version_with_the_tombstone(store: RecordStore) ->
     assert store.get(other.id) == other
 
 
-def test_redact_is_idempotent(store: RecordStore) -> None:
+def test_redact_is_idempotent(store: ConcreteStore) -> None:
     record = new_record()
     store.put(record)
     redact = store.redact
@@ -201,7 +201,7 @@ def test_redact_is_idempotent(store: RecordStore) -> None:
 
 
 @pytest.mark.parametrize("reason, now", [("", at(4)), ("pii", "not a time"), ("pii", at(2))])
-def test_invalid_redaction_changes_nothing(store: RecordStore, reason: str, now: str) -> None:
+def test_invalid_redaction_changes_nothing(store: ConcreteStore, reason: str, now: str) -> None:
     record = new_record(created_at=at(3))  # a redaction "before" its birth is invalid too
     store.put(record)
     before = snapshot(store)
@@ -210,7 +210,7 @@ def test_invalid_redaction_changes_nothing(store: RecordStore, reason: str, now:
     assert snapshot(store) == before
 
 
-def test_redact_unknown_id_is_not_found(store: RecordStore) -> None:
+def test_redact_unknown_id_is_not_found(store: ConcreteStore) -> None:
     with pytest.raises(NotFoundError):
         store.redact(UNKNOWN, reason="pii", now=at(3))
 

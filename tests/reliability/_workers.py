@@ -318,9 +318,9 @@ def verify_store(kind: str, root: Path, acks: list[Ack]) -> int:
     finally:
         store.close()
     for ack in acks:
-        data = found.get(ack.record_id, {}).get(ack.number)
-        assert data is not None, f"acknowledged {ack.record_id} v{ack.number} is lost"
-        assert hashlib.sha256(data).hexdigest() == ack.digest, (
+        acked = found.get(ack.record_id, {}).get(ack.number)
+        assert acked is not None, f"acknowledged {ack.record_id} v{ack.number} is lost"
+        assert hashlib.sha256(acked).hexdigest() == ack.digest, (
             f"acknowledged {ack.record_id} v{ack.number} changed after its put returned")
     return sum(len(v) for v in found.values())
 

@@ -148,7 +148,7 @@ def test_file_store_history_never_misses_a_version(tmp_path: Path,
         store.put(record)
     directory = str(tmp_path / "records" / base.id[4:])
     real = os.listdir
-    raced = []
+    raced: list[bool] = []
 
     def racing_listdir(path: object) -> list[str]:
         names = real(path)  # type: ignore[call-overload]

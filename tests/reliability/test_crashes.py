@@ -248,8 +248,8 @@ def test_sigkilled_remembers_lose_nothing_acknowledged(tmp_path: Path) -> None:
         stored = {r.body: r for r in memory.store}
         assert [r for r in stored.values() if not r.signature] == []
         for line in acknowledged:
-            round_number, n = line.split()
-            body = f"round {round_number} fact {n} about tern colony {int(n) * 7}"
+            round_text, fact = line.split()
+            body = f"round {round_text} fact {fact} about tern colony {int(fact) * 7}"
             assert body in stored, f"acknowledged {body!r} is gone"
         probe = acknowledged[-1].split()
         hits = memory.recall(f"round {probe[0]} fact {probe[1]} tern colony "

@@ -140,7 +140,7 @@ proposals = (st.sampled_from(PROPOSALS) | ms.proposals() if LONG
              else st.sampled_from(PROPOSALS))
 
 
-def typed(call: Callable[[], Any], *allowed: type[MemspecError]) -> Any:
+def typed(call: Callable[..., Any], *allowed: type[MemspecError]) -> Any:  # lambdas bind defaults
     """Run ``call``: a result, or a typed memspec error (of ``allowed``) naming the problem."""
     try:
         return call()

@@ -236,7 +236,7 @@ def _serve(lines: list[bytes], limits: Limits) -> tuple[list[dict[str, Any]], li
     spy = _Spy()
     out = io.BytesIO()
     inp = io.BytesIO(b"".join(line + b"\n" for line in lines))
-    assert serve(spy, inp, out, limits=limits) == 0  # type: ignore[arg-type]
+    assert serve(spy, inp, out, limits=limits) == 0
     return [json.loads(line) for line in out.getvalue().splitlines()], spy.calls
 
 

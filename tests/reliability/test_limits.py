@@ -281,7 +281,7 @@ def test_a_container_flood_is_refused_before_parsing(no_decoder: None) -> None:
 def test_limits_are_validated_when_configured(field: str) -> None:
     for bad in (-1, "64", 1.5, None):
         try:
-            limits = Limits(**{field: bad})
+            limits = Limits(**{field: bad})  # type: ignore[arg-type]  # a wrong type, refused
         except LimitError:
             continue
         try:

@@ -16,7 +16,7 @@ import json
 import shutil
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from memspec.reference.records import MemoryRecord
 from memspec.reference.stores import FileRecordStore, InMemoryRecordStore, SQLiteRecordStore
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLE: dict[str, Any] = json_resource("spec", "tamper.json")
+TABLE: Mapping[str, Any] = json_resource("spec", "tamper.json")
 CLASSES = {entry["id"]: entry for entry in TABLE["classes"]}
 AGENT = SigningKey(bytes(range(100, 132)))
 ATTACKER = SigningKey(bytes(range(200, 232)))
@@ -469,5 +469,5 @@ def test_docs_tamper_page_is_generated_from_the_table() -> None:
     finally:
         sys.path.remove(str(ROOT / "tools"))
     page = ROOT / "docs" / "tamper.md"
-    assert page.read_text(encoding="utf-8") == gen_tamper_table.render(TABLE), (
+    assert page.read_text(encoding="utf-8") == gen_tamper_table.render(dict(TABLE)), (
         "docs/tamper.md is stale: run python tools/gen_tamper_table.py")
