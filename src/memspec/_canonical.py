@@ -360,50 +360,55 @@ def _canonical_checked(value: Any) -> bytes:
 def _canonical_nfc(value: Any) -> tuple[bytes, bool]:
     """:func:`_canonical_checked`, and whether the bytes are the value's strings as they
     are: True when every string of ``value`` is already in NFC."""
-    encode = _FAST_BYTES
-    if encode is not None:
-        try:
-            data = encode(value, None, _FAST_OPTION)
-        except Exception:  # a lone surrogate, say: the path below words it
-            data = None
-        if data is not None:
-            if data.isascii() or nfc_utf8(data):
-                return data, True
-            return _encode_checked(value, DEFAULT_LIMITS), False
-    data = _utf8(_CHECKED_DUMPS(value), value, DEFAULT_LIMITS)
+    data = _accelerated(value)
+    if data is None:
+        data = _utf8(_CHECKED_DUMPS(value), value, DEFAULT_LIMITS)
     if data.isascii() or nfc_utf8(data):
         return data, True
-    return _encode_checked(value, DEFAULT_LIMITS), False
+    return _normalized(value, DEFAULT_LIMITS), False
 
 
 def _canonical_of_nfc(value: Any) -> bytes:
     """Canonical bytes of a value that passed check_json_value at DEFAULT_LIMITS and whose
     strings the caller knows to be in NFC (each one went through :func:`_canonical_nfc`
     with True): the encoder's output as it is, without testing the text for NFC again."""
-    encode = _FAST_BYTES
-    if encode is not None:
-        try:
-            return encode(value, None, _FAST_OPTION)
-        except Exception:  # pragma: no cover - the value passed the walk
-            return _canonical_checked(value)
+    data = _accelerated(value)
+    if data is not None:
+        return data
     return _utf8(_CHECKED_DUMPS(value), value, DEFAULT_LIMITS)
 
 
-def _encode_checked(value: Any, limits: Limits) -> bytes:
+def _accelerated(value: Any) -> bytes | None:
+    """The accelerator's bytes of a checked value, or None without one or when it refuses
+    (a lone surrogate, say: the portable encoder then words the error)."""
     encode = _FAST_BYTES
-    if encode is not None:
-        try:
-            data = encode(value, None, _FAST_OPTION)
-        except Exception:  # a lone surrogate, say: the encoder below words it
-            data = None
-        if data is not None and (data.isascii() or nfc_utf8(data)):
-            return data
+    if encode is None:
+        return None
+    try:
+        return encode(value, None, _FAST_OPTION)
+    except Exception:
+        return None
+
+
+def _encode_checked(value: Any, limits: Limits) -> bytes:
+    data = _accelerated(value)
+    if data is not None and (data.isascii() or nfc_utf8(data)):
+        return data
     try:
         text = _CHECKED_DUMPS(value)
-        if not text.isascii() and not unicodedata.is_normalized("NFC", text):
-            # Normalize each string, never the JSON text: NFC over the text would let a
-            # combining mark compose with an escape ("\\n" + U+0303 -> "\\ñ").
-            text = _CHECKED_DUMPS(_nfc_strings(value))
+    except RecursionError as exc:  # pragma: no cover - max_depth is capped below this
+        raise LimitError(f"nesting deeper than {limits.max_depth}") from exc
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return _utf8(text, value, limits)
+    return _normalized(value, limits)
+
+
+def _normalized(value: Any, limits: Limits) -> bytes:
+    """Canonical bytes of a checked value with a string not in NFC."""
+    # Normalize each string, never the JSON text: NFC over the text would let a combining
+    # mark compose with an escape ("\\n" + U+0303 -> "\\ñ").
+    try:
+        text = _CHECKED_DUMPS(_nfc_strings(value))
     except RecursionError as exc:  # pragma: no cover - max_depth is capped below this
         raise LimitError(f"nesting deeper than {limits.max_depth}") from exc
     return _utf8(text, value, limits)
