@@ -812,6 +812,27 @@ def test_the_quick_nfc_test_covers_every_maybe_character() -> None:
         assert code not in maybe and unicodedata.is_normalized("NFC", chr(code))
 
 
+def test_every_character_led_by_a_safe_byte_is_judged_alone_correctly() -> None:
+    """nfc_utf8 answers YES outright when no non-ASCII character has a lead byte in
+    _UNSAFE_LEADS: every character under any other lead must be class 0, Quick_Check=Yes
+    (NFC alone) and never the second of a canonical pair."""
+    from memspec import _canonical_fast
+
+    if not _canonical_fast._QUICK:
+        pytest.skip(f"Unicode {unicodedata.unidata_version}: nfc_utf8 tests the whole text")
+    maybe = _maybe_characters()
+    unsafe = [code for code in range(0x80, 0x110000)
+              if 0xD800 <= code < 0xE000 or code in maybe
+              or unicodedata.combining(chr(code)) != 0
+              or not unicodedata.is_normalized("NFC", chr(code))]
+    assert {0x0301, 0x0387, 0x2126, 0x3099, 0x1D165, 0xD800} <= set(unsafe)
+    leads = {chr(code).encode("utf-8", "surrogatepass")[0] for code in unsafe}
+    missed = sorted(hex(lead) for lead in leads - set(_canonical_fast._UNSAFE_LEADS))
+    assert missed == []
+    assert _canonical_fast._LEAD_CLASS == bytes(
+        byte in _canonical_fast._UNSAFE_LEADS for byte in range(256))
+
+
 #: Text that stresses the quick test: marks that compose with ASCII letters and with
 #: non-ASCII ones, marks out of canonical order separated by ASCII, singletons (never
 #: NFC), Hangul jamo, kana voicing, Hebrew points, Greek, CJK and emoji the pattern lets

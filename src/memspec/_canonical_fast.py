@@ -56,8 +56,9 @@ def load_orjson(reference: Callable[[Any], str]) -> tuple[Dumps | None, int]:
 
 # The accelerator's walk: only what orjson would encode although canonical JSON refuses it
 # (floats, enums, UUIDs, dates, other objects) and the depth; orjson checks the rest.
-# Strings and nulls, the commonest values of a record, are tested first, and an empty
-# container is judged here (only its depth can fail) rather than by a call.
+# Nulls (tested without reading the object) and strings, the commonest values of a record,
+# are tested first, and an empty container is judged here (only its depth can fail) rather
+# than by a call.
 # The loop is written out in both functions, not shared: a call per value would cost
 # the id path more than the walk saves (measured by canonical-json-vs-orjson).
 def dict_plain(value: dict[Any, Any], depth: int, max_depth: int) -> bool:
@@ -66,8 +67,10 @@ def dict_plain(value: dict[Any, Any], depth: int, max_depth: int) -> bool:
     if depth >= max_depth:
         return False
     for item in value.values():
+        if item is None:
+            continue
         sub = type(item)
-        if sub is str or item is None:
+        if sub is str:
             continue
         if sub is dict:
             if item:
@@ -91,8 +94,10 @@ def list_plain(value: list[Any] | tuple[Any, ...], depth: int, max_depth: int) -
     if depth >= max_depth:
         return False
     for item in value:
+        if item is None:
+            continue
         sub = type(item)
-        if sub is str or item is None:
+        if sub is str:
             continue
         if sub is dict:
             if item:
@@ -118,8 +123,17 @@ _ASCII = bytes(range(128))
 #: bytes, every 4-byte character outside U+1F000-U+1FFFF. tests/test_fastpaths.py
 #: derives the set from the running Unicode database and checks this covers it.
 _MAYBE = re.compile(rb"[\xcc\xcd\xd6\xd7\xd9\xe0\xe1\xe3\xf1-\xf4]|\xf0[^\x9f]").search
-#: Unicode versions whose Maybe characters _MAYBE is checked to cover; under another
-#: version nfc_utf8 tests the whole text.
+#: The UTF-8 lead bytes of every block of characters (64 for a 2-byte lead, 4,096 for a
+#: 3-byte one, 262,144 for a 4-byte one) that holds a character unsafe to judge alone:
+#: NFC_Quick_Check No or Maybe, a nonzero canonical combining class, or a surrogate. A
+#: character led by any other byte is class 0 and Quick_Check=Yes. tests/test_fastpaths.py
+#: derives the set from the running Unicode database and checks this covers it.
+_UNSAFE_LEADS = b"\xcc\xcd\xce\xd2\xd6\xd7\xd8\xd9\xdb\xdc\xdd\xdf\xe0\xe1\xe2\xe3\xea\xed\xef\xf0"
+#: 1 for an unsafe lead byte, else 0: a translate table, since a table alone (no deletion)
+#: is translate's fast loop.
+_LEAD_CLASS = bytes(1 if byte in _UNSAFE_LEADS else 0 for byte in range(256))
+#: Unicode versions whose characters _MAYBE and _UNSAFE_LEADS are checked to cover; under
+#: another version nfc_utf8 tests the whole text.
 NFC_QUICK_VERSIONS = frozenset({"14.0.0"})
 _QUICK = unicodedata.unidata_version in NFC_QUICK_VERSIONS
 
@@ -137,12 +151,16 @@ def nfc_utf8(data: bytes) -> bool:
     non-ASCII characters hold no ASCII byte, so what is left is valid UTF-8 of those
     characters in order). With no Maybe character left (``_MAYBE``), is_normalized is
     the quick check itself, so True on the rest is YES on the rest, hence YES on the
-    text. Any other answer tests the whole text.
+    text. Commonest of all, no character of the rest has an unsafe lead byte
+    (``_UNSAFE_LEADS``): then each is class 0 and Quick_Check=Yes, which is YES outright.
+    Any other answer tests the whole text.
     """
     if data.isascii():
         return True
     if _QUICK:
         rest = data.translate(None, _ASCII)
+        if b"\x01" not in rest.translate(_LEAD_CLASS):
+            return True
         if _MAYBE(rest) is None and unicodedata.is_normalized("NFC", rest.decode("utf-8")):
             return True
     return unicodedata.is_normalized("NFC", data.decode("utf-8"))
