@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memspec._canonical_fast import dict_plain, list_plain, load_orjson, nfc_utf8
+from memspec._canonical_fast import load_orjson, load_plain, nfc_utf8
 from memspec._errors import CanonicalJSONError, LimitError
 
 __all__ = [
@@ -109,6 +109,8 @@ _CHECKED_DUMPS = _c_dumps()
 
 
 _FAST_BYTES, _FAST_OPTION = load_orjson(_CHECKED_DUMPS)
+#: The accelerator's type walk: memspec._speedups' C form where it is built.
+_PLAIN = load_plain()
 _DEFAULT_DEPTH = min(DEFAULT_LIMITS.max_depth, _FAST_DEPTH)
 _DEFAULT_CHARS = DEFAULT_LIMITS.max_string_chars
 
@@ -319,9 +321,7 @@ def canonical_json(value: Any, limits: Limits = DEFAULT_LIMITS) -> bytes:
     else:
         depth, chars = min(limits.max_depth, _FAST_DEPTH), limits.max_string_chars
     encode = _FAST_BYTES
-    if encode is not None and (
-            (kind is dict and dict_plain(value, 0, depth))
-            or ((kind is list or kind is tuple) and list_plain(value, 0, depth))):
+    if encode is not None and _PLAIN(value, depth):
         # orjson checks what this walk leaves out: keys are exact strings, integers are
         # within +-(2**53 - 1), no string is a lone surrogate; a string or key longer
         # than the limit makes the text longer too. Any refusal or doubt takes the

@@ -2,8 +2,9 @@
 
 Everything here only ever answers "certainly the canonical bytes" or "ask the precise
 path" (memspec._canonical), which alone words errors; the package works fully without
-orjson and with ``MEMSPEC_NO_ACCELERATOR=1``. tests/test_fastpaths.py proves each answer
-against the precise path.
+orjson, without the walk's C form (memspec._speedups, built where a compiler is) and with
+``MEMSPEC_NO_ACCELERATOR=1``. tests/test_fastpaths.py proves each answer against the
+precise path, and tests/test_speedups.py the C walk against the Python one.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["NFC_QUICK_VERSIONS", "dict_plain", "list_plain", "load_orjson", "nfc_utf8"]
+__all__ = ["NFC_QUICK_VERSIONS", "dict_plain", "list_plain", "load_orjson", "load_plain",
+           "nfc_utf8", "plain"]
 
 #: orjson's encoder and the options memspec calls it with (see load_orjson).
 Dumps = Callable[[Any, None, int], bytes]
@@ -114,6 +116,44 @@ def list_plain(value: list[Any] | tuple[Any, ...], depth: int, max_depth: int) -
         elif sub is not bool and sub is not int:
             return False
     return True
+
+
+def plain(value: Any, max_depth: int) -> bool:
+    """True when ``value`` is a dict, list or tuple that :func:`dict_plain` or
+    :func:`list_plain` passes at level 0; False for anything else."""
+    kind = type(value)
+    if kind is dict:
+        return dict_plain(value, 0, max_depth)
+    if kind is list or kind is tuple:
+        return list_plain(value, 0, max_depth)
+    return False
+
+
+#: Values the C walk must judge as :func:`plain` does before it is used (see load_plain).
+_PLAIN_PROBES: tuple[tuple[Any, int, bool], ...] = (
+    ({"a": [1, None, True, "x", {"b": ()}]}, 64, True), ({"a": 1.0}, 64, False),
+    ([{"a": [[]]}], 3, False), ([{"a": [[]]}], 4, True), ("x", 64, False),
+    ({"a": type("S", (str,), {})("x")}, 64, False), ((1, [2, [3]]), 2, False),
+    ({"a": -(2**70), 1: "x"}, 64, True),  # integer range and keys are orjson's to refuse
+)
+
+
+def load_plain() -> Callable[[Any, int], bool]:
+    """The C form of :func:`plain` (memspec._speedups) when it is built and judges the
+    probes as :func:`plain` does, else :func:`plain` itself."""
+    if os.environ.get("MEMSPEC_NO_ACCELERATOR"):
+        return plain
+    try:
+        from memspec._speedups import plain as fast
+    except ImportError:
+        return plain
+    try:
+        if any(fast(value, depth) is not expected or plain(value, depth) is not expected
+               for value, depth, expected in _PLAIN_PROBES):
+            return plain  # pragma: no cover - a build that disagrees: keep the Python walk
+    except Exception:  # pragma: no cover - any surprise: keep the Python walk
+        return plain
+    return fast
 
 
 _ASCII = bytes(range(128))

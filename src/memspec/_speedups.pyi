@@ -1,0 +1,3 @@
+from typing import Any
+
+def plain(value: Any, max_depth: int, /) -> bool: ...
