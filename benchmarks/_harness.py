@@ -54,7 +54,8 @@ class Sizes:
     recall_queries: int
     consolidation_sizes: tuple[int, int]
     consolidation_budget_s: float
-    #: Passes per size; the growth is the ratio of the medians (one pass swings ~40%).
+    #: Passes per size (one pass swings ~40%); the two target sizes are interleaved and the
+    #: growth is the median of the paired ratios.
     consolidation_repeats: int
     suite_repeats: int
     suite_targets: tuple[str, ...]

@@ -291,8 +291,12 @@ def _growth(sizes: Sizes, name: str, corpus_text: str, corpus: _Corpus, compare:
             cause: str) -> Result:
     """Time the pass at the two target sizes, or as close as a time budget allows.
 
-    A pass whose predicted time (power law fitted to the smaller runs) exceeds
-    the budget is not started: the growth factor is then extrapolated to 10x
+    The two targets are measured interleaved (small, large, small, ..., small), and
+    the growth is the median over the large passes of each one's time over the mean
+    of the small passes just before and after it: this machine's speed drifts by up
+    to 2x over tens of seconds, and a pair sees one stretch of it, as the paired
+    entries do. A pass whose predicted time (power law fitted to the smaller runs)
+    exceeds the budget is not started: the growth factor is then extrapolated to 10x
     from the exponent of the two largest sizes measured, and the entry says so.
     """
     small, large = sizes.consolidation_sizes
@@ -302,6 +306,7 @@ def _growth(sizes: Sizes, name: str, corpus_text: str, corpus: _Corpus, compare:
     runs: dict[int, _PassRun] = {}
     every: dict[int, list[_PassRun]] = {}
     skipped: list[str] = []
+    pair_ratios: list[float] = []
     for count in ladder:
         if len(measured) >= 2:
             exponent = _exponent(measured)
@@ -311,14 +316,29 @@ def _growth(sizes: Sizes, name: str, corpus_text: str, corpus: _Corpus, compare:
                 skipped.append(f"{count} records (predicted {predicted:,.0f} s at exponent "
                                f"{exponent:.2f}, over the {budget:g} s budget)")
                 continue
-        passes = [_consolidation_run(count, corpus) for _ in range(sizes.consolidation_repeats)]
+        if count == large and small in every:
+            # The small passes so far were the first of the sandwich; one more after each
+            # large pass.
+            bread = every[small][-1:]
+            passes = []
+            for _ in range(sizes.consolidation_repeats):
+                passes.append(_consolidation_run(count, corpus))
+                bread.append(_consolidation_run(small, corpus))
+                pair_ratios.append(passes[-1].cpu / statistics.fmean(
+                    run.cpu for run in bread[-2:]))
+            every[small] += bread[1:]
+            runs[small] = sorted(every[small], key=lambda run: run.cpu)[len(every[small]) // 2]
+            measured[small] = runs[small].cpu
+        else:
+            passes = [_consolidation_run(count, corpus)
+                      for _ in range(sizes.consolidation_repeats)]
         runs[count] = sorted(passes, key=lambda run: run.cpu)[len(passes) // 2]
         measured[count] = runs[count].cpu
         every[count] = passes
     exact = small in measured and large in measured
     if exact:
         low, high = small, large
-        growth = measured[large] / measured[small]
+        growth = statistics.median(pair_ratios)
     else:
         low, high = sorted(measured)[-2:]
         growth = 10 ** _exponent({low: measured[low], high: measured[high]})
@@ -334,10 +354,13 @@ def _growth(sizes: Sizes, name: str, corpus_text: str, corpus: _Corpus, compare:
         baseline=Figure(f"consolidation pass at {low} records (CPU)", measured[low], "s"),
         ratio=growth, size={"small": low, "large": high, "target_small": small,
                             "target_large": large, "brute_force_compared": compare},
-        repeats=sizes.consolidation_repeats,
+        repeats=sizes.consolidation_repeats, pairs=len(pair_ratios),
         samples={**{f"{n}_s": [run.cpu for run in every[n]] for n in sorted(every)},
+                 **({"pair_ratios": pair_ratios} if pair_ratios else {}),
                  **{f"{n}_wall_s": [run.wall for run in every[n]] for n in sorted(every)}},
-        extra=[Figure(f"report entries differing from the brute-force pass at {compare} "
+        extra=[*([Figure("growth as the ratio of the two sizes' medians",
+                         measured[large] / measured[small], "x")] if exact else []),
+               Figure(f"report entries differing from the brute-force pass at {compare} "
                       "records", differences, "entries"),
                *(Figure(f"records deferred by block purging at {n} records", runs[n].cut,
                         "records") for n in sorted(runs)),
@@ -353,8 +376,12 @@ def _growth(sizes: Sizes, name: str, corpus_text: str, corpus: _Corpus, compare:
                f"{ConsolidationConfig().max_block}); the default pass is exact, so its report "
                "equals the brute-force pass over every blocked pair (compared at "
                f"{compare} records: {differences} entries differ); "
-               f"each size the median of {sizes.consolidation_repeats} pass(es) over a fresh "
-               "store; measured sizes (CPU seconds of this process; every pass and the wall "
+               f"each size the median of its passes over a fresh store ({small} records: "
+               f"{len(every.get(small, ()))}, the others {sizes.consolidation_repeats}); "
+               + (f"the {large} and {small} passes interleaved, the growth the median of "
+                  f"each {large} pass over the mean of the {small} passes beside it "
+                  "(pair_ratios in samples); " if exact else "")
+               + "measured sizes (CPU seconds of this process; every pass and the wall "
                "times in samples): "
                + ", ".join(f"{n}: {t:.2f} s, {runs[n].cut} records deferred"
                            for n, t in sorted(measured.items()))

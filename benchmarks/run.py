@@ -42,7 +42,7 @@ MODES: dict[str, Sizes] = {
         fingerprint_records=50_000, signed_records=10_000, schema_records=20_000,
         store_puts=300, recall_sizes=(10_000, 100_000), recall_queries=40,
         consolidation_sizes=(10_000, 100_000), consolidation_budget_s=600.0,
-        consolidation_repeats=3, suite_repeats=3, suite_targets=("memspec.conformance",),
+        consolidation_repeats=5, suite_repeats=3, suite_targets=("memspec.conformance",),
     ),
     "quick": Sizes(
         mode="quick", repeats=1, canonical_records=20_000, jcs_records=4_000,
