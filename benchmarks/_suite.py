@@ -84,7 +84,7 @@ def run_kit(targets: tuple[str, ...], engine_args: list[str]) -> SuiteRun:
         log = Path(tmp, "pytest.log")
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                    "--pyargs", *targets, *engine_args]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        env = kit_environment()
         done = subprocess.run([sys.executable, "-c", _LAUNCHER, str(log), *command], cwd=tmp,
                               env=env, stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, check=True)
@@ -164,6 +164,20 @@ _KIT_IMPORTS = ("memspec", "_pytest", "pluggy", "hypothesis", "jsonschema", "ref
                 "execnet", "orjson")
 
 
+def kit_environment() -> dict[str, str]:
+    """The environment of a measured kit run: this one without pytest's variables, and
+    without PYTHONDONTWRITEBYTECODE.
+
+    Why: pytest keeps the modules it rewrites for assertions (the suites, and hypothesis,
+    whose distribution is a pytest plugin: ~100 modules, ~1 s a process) as bytecode of
+    its own, written on the first run; under PYTHONDONTWRITEBYTECODE (as on the shared
+    development machine) every process rewrote them again, which a user's second run
+    never pays, and ``--jobs 2`` paid it in each worker.
+    """
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("PYTEST_") and k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def compile_kit_bytecode() -> None:
     """Byte-compile what a kit run imports, as ``pip install`` does.
 
@@ -189,7 +203,7 @@ def run_certify(jobs: int) -> SuiteRun:
         log = Path(tmp, "certify.log")
         command = [*_memspec_command(), "certify", "--engine", "reference", "--out-dir",
                    str(Path(tmp, "out")), *(["--jobs", str(jobs)] if jobs > 1 else [])]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        env = kit_environment()
         done = subprocess.run([sys.executable, "-c", _LAUNCHER, str(log), *command], cwd=tmp,
                               env=env, stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, check=True)
@@ -213,7 +227,10 @@ def bench_certify(sizes: Sizes, cache: dict[str, Any]) -> list[Result]:
                        status="skipped", reason=reason)
                 for name in ("certify-in-process-time", "certify-jobs-2-speedup")]
     compile_kit_bytecode()
-    repeats = max(1, sizes.suite_repeats - 1)
+    run_certify(1)  # unmeasured: writes pytest's rewritten modules (see kit_environment)
+    # Why more pairs than the kit entry: whole runs of ~15 s, each pair one stretch of this
+    # machine's drifting speed, and a ratio near 1.1 to tell apart.
+    repeats = sizes.suite_repeats + 1
     runs: dict[int, list[SuiteRun]] = {1: [], 2: []}
     for repeat in range(repeats):
         for jobs in ((1, 2) if repeat % 2 == 0 else (2, 1)):
@@ -224,7 +241,8 @@ def bench_certify(sizes: Sizes, cache: dict[str, Any]) -> list[Result]:
     budget = 30.0
     samples = {"jobs_1_wall_s": [r.wall for r in one], "jobs_2_wall_s": [r.wall for r in two],
                "jobs_1_cpu_s": [r.cpu for r in one], "jobs_2_cpu_s": [r.cpu for r in two]}
-    notes = (f"{repeats} run(s) each, alternating; verdict line: "
+    notes = (f"{repeats} run(s) each, alternating, after one unmeasured run (pytest's "
+             "assertion-rewrite cache written, as by a user's first run); verdict line: "
              f"{one[-1].summary or one[-1].exit_code} / {two[-1].summary or two[-1].exit_code}; "
              f"{os.cpu_count()} CPUs")
     total = Result(
