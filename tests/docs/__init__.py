@@ -11,12 +11,16 @@ of the kit's vectors through the pytest plugin.
 from __future__ import annotations
 
 import argparse
+import fcntl
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -148,24 +152,56 @@ def skip_without_mermaid(done: subprocess.CompletedProcess[str]) -> None:
         pytest.skip(f"the mermaid npm package is not available here: {done.stderr.strip()}")
 
 
-def built_site(tmp: Path) -> Built:
-    """Generate and build the site once per session (with the reference engine's report)."""
+def built_site(factory: pytest.TempPathFactory) -> Built:
+    """Generate and build the site once per test run (with the reference engine's report).
+
+    Under pytest-xdist the workers share one build: the first to ask builds it in the
+    run's common temporary folder under a lock, the others wait and read it (a build
+    with its report costs about a minute of CPU).
+    """
     if "site" in _CACHE:
         return _CACHE["site"]  # type: ignore[no-any-return]
     pytest.importorskip("mkdocs")
     pytest.importorskip("material")
-    report, _ = conformance_report(tmp)
-    root = copy_sources(tmp / "src")
-    done = gen_docs(root, "--report", str(report))
-    skip_without_mermaid(done)
-    assert done.returncode == 0, f"gen_docs failed:\n{done.stdout}\n{done.stderr}"
-    site = tmp / "site"
-    build = _run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "mkdocs.yml",
-                  "-d", str(site)], root)
-    log = build.stdout + build.stderr
-    assert build.returncode == 0, f"mkdocs build --strict failed:\n{log[-5000:]}"
+    base = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    tmp = base / "docs-site"
+    marker = tmp / "built.json"
+    with _locked(base / "docs-site.lock"):
+        if marker.is_file():
+            done = json.loads(marker.read_text(encoding="utf-8"))
+            _CACHE["report"] = (Path(done["report"]), done["how"])
+            _CACHE["site"] = Built(Path(done["root"]), Path(done["root"]) / "docs",
+                                   Path(done["site"]), done["log"], Path(done["report"]))
+            return _CACHE["site"]  # type: ignore[no-any-return]
+        shutil.rmtree(tmp, ignore_errors=True)  # a build that failed half-way
+        report, how = conformance_report(tmp)
+        root = copy_sources(tmp / "src")
+        generated = gen_docs(root, "--report", str(report))
+        skip_without_mermaid(generated)
+        assert generated.returncode == 0, (
+            f"gen_docs failed:\n{generated.stdout}\n{generated.stderr}")
+        site = tmp / "site"
+        build = _run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "mkdocs.yml",
+                      "-d", str(site)], root)
+        log = build.stdout + build.stderr
+        assert build.returncode == 0, f"mkdocs build --strict failed:\n{log[-5000:]}"
+        marker.write_text(json.dumps({"root": str(root), "site": str(site), "log": log,
+                                      "report": str(report), "how": how}), encoding="utf-8")
     _CACHE["site"] = Built(root, root / "docs", site, log, report)
     return _CACHE["site"]  # type: ignore[no-any-return]
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created) for the body, across processes."""
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def page(site: Path, path: str) -> str:

@@ -233,7 +233,7 @@ class Browser:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return built_site(tmp_path_factory.mktemp("docs"))
+    return built_site(tmp_path_factory)
 
 
 class _Quiet(SimpleHTTPRequestHandler):

@@ -59,7 +59,7 @@ ZENSICAL_EXTENSIONS = {"abbr", "admonition", "attr_list", "def_list", "footnotes
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return built_site(tmp_path_factory.mktemp("docs"))
+    return built_site(tmp_path_factory)
 
 
 # -- generation --------------------------------------------------------------------------------
