@@ -372,9 +372,8 @@ def bench_verify_parallel(sizes: Sizes, cache: dict[str, Any]) -> Result:
               "the point is using the second core; the ratio is the median of the per-pair "
               "ratios, whose quartiles are among the extra figures",
     )
-    ratios = sorted(b / s for s, b in zip(run.subject, run.baseline, strict=True))
-    if len(ratios) >= 4:
-        low, _, high = statistics.quantiles(ratios, n=4)
+    if run.pairs >= 4:
+        low, _, high = statistics.quantiles(run.ratios(), n=4)
         result.extra.extend([Figure("per-pair ratio, lower quartile", low, "x"),
                              Figure("per-pair ratio, upper quartile", high, "x")])
     return result.judge(

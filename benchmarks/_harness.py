@@ -205,11 +205,15 @@ class Paired:
     def median_baseline(self) -> float:
         return statistics.median(self.baseline)
 
+    def ratios(self) -> list[float]:
+        """Every per-pair baseline/subject time ratio (the chunk ratios where there are)."""
+        if self.pair_ratios:
+            return list(self.pair_ratios)
+        return [b / s for s, b in zip(self.subject, self.baseline, strict=True)]
+
     def speed_ratio(self) -> float:
         """Median of per-pair baseline/subject time: subject throughput relative to baseline."""
-        if self.pair_ratios:
-            return statistics.median(self.pair_ratios)
-        return statistics.median(b / s for s, b in zip(self.subject, self.baseline, strict=True))
+        return statistics.median(self.ratios())
 
     def time_ratio(self) -> float:
         """Median of per-pair subject/baseline time (an overhead factor)."""

@@ -169,27 +169,26 @@ def built_site(factory: pytest.TempPathFactory) -> Built:
     tmp = base / "docs-site"
     marker = tmp / "built.json"
     with _locked(base / "docs-site.lock"):
-        if marker.is_file():
-            done = json.loads(marker.read_text(encoding="utf-8"))
-            _CACHE["report"] = (Path(done["report"]), done["how"])
-            _CACHE["site"] = Built(Path(done["root"]), Path(done["root"]) / "docs",
-                                   Path(done["site"]), done["log"], Path(done["report"]))
-            return _CACHE["site"]  # type: ignore[no-any-return]
-        shutil.rmtree(tmp, ignore_errors=True)  # a build that failed half-way
-        report, how = conformance_report(tmp)
-        root = copy_sources(tmp / "src")
-        generated = gen_docs(root, "--report", str(report))
-        skip_without_mermaid(generated)
-        assert generated.returncode == 0, (
-            f"gen_docs failed:\n{generated.stdout}\n{generated.stderr}")
-        site = tmp / "site"
-        build = _run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "mkdocs.yml",
-                      "-d", str(site)], root)
-        log = build.stdout + build.stderr
-        assert build.returncode == 0, f"mkdocs build --strict failed:\n{log[-5000:]}"
-        marker.write_text(json.dumps({"root": str(root), "site": str(site), "log": log,
-                                      "report": str(report), "how": how}), encoding="utf-8")
-    _CACHE["site"] = Built(root, root / "docs", site, log, report)
+        if not marker.is_file():
+            shutil.rmtree(tmp, ignore_errors=True)  # a build that failed half-way
+            report, how = conformance_report(tmp)
+            root = copy_sources(tmp / "src")
+            generated = gen_docs(root, "--report", str(report))
+            skip_without_mermaid(generated)
+            assert generated.returncode == 0, (
+                f"gen_docs failed:\n{generated.stdout}\n{generated.stderr}")
+            build = _run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
+                          "mkdocs.yml", "-d", str(tmp / "site")], root)
+            log = build.stdout + build.stderr
+            assert build.returncode == 0, f"mkdocs build --strict failed:\n{log[-5000:]}"
+            marker.write_text(json.dumps({"root": str(root), "site": str(tmp / "site"),
+                                          "log": log, "report": str(report), "how": how}),
+                              encoding="utf-8")
+        done = json.loads(marker.read_text(encoding="utf-8"))
+    root = Path(done["root"])
+    _CACHE["report"] = (Path(done["report"]), done["how"])
+    _CACHE["site"] = Built(root, root / "docs", Path(done["site"]), done["log"],
+                           Path(done["report"]))
     return _CACHE["site"]  # type: ignore[no-any-return]
 
 
