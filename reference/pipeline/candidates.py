@@ -385,15 +385,20 @@ def _signature_join(indexed: Mapping[str, frozenset[str]],
     tokens) share the ``k`` common ones. Signatures of different widths are tuples
     of different lengths, so they never collide in one index.
 
-    Each candidate is then verified exactly on bit sets: tokens are numbered in
-    their rarest-first order, a set is the integer with those bits, and a pair is
-    kept when its overlap (the popcount of the two integers' AND) reaches the
+    Each candidate is then verified exactly on bit sets: the indexed side's tokens
+    are numbered, most frequent first, a set is the integer with its tokens' bits
+    (a probed token no indexed set holds cannot be shared and has none), and a pair
+    is kept when its overlap (the popcount of the two integers' AND) reaches the
     least one the threshold allows, ``o >= t (|x| + |y|) / (1 + t)``, which is
     Jaccard ``>= t`` restated. Why bits: where a hot entity's pairs grow with the
     square of its records, their verification dominates the join, and one AND and
-    popcount cost far less than a set intersection or a positional filter per
-    candidate (the join at 100k benchmark records took 2.2 s with the positional
-    filter and 1.3 s with this).
+    popcount cost less than a set intersection (on the same inputs, the join at
+    100k benchmark records took 2.2 to 3.1 s with a positional filter and a set
+    intersection, 1.4 to 1.7 s with this).
+    Why most frequent first: an integer is as wide as its highest bit, so where the
+    vocabulary is large (34,024 words at 100k agent-shaped records) the common
+    words keep most integers short; numbered rarest first, verifying the same
+    candidates took six times as long.
     """
     rank = {token: index for index, token in
             enumerate(sorted(frequency, key=lambda token: (frequency[token], token)))}
@@ -410,10 +415,13 @@ def _signature_join(indexed: Mapping[str, frozenset[str]],
                 found.extend(combinations(line[:len(line) - max(k, need) + k], k))
         return found
 
-    def bits(line: list[int]) -> int:
+    held = Counter(token for tokens in indexed.values() for token in tokens)
+    bit = {token: 1 << index for index, (token, _) in enumerate(held.most_common())}
+
+    def bits(tokens: frozenset[str]) -> int:
         value = 0
-        for index in line:
-            value |= 1 << index
+        for token in tokens:
+            value |= bit.get(token, 0)
         return value
 
     keys: list[str] = []
@@ -425,7 +433,7 @@ def _signature_join(indexed: Mapping[str, frozenset[str]],
             line = sorted(map(rank.__getitem__, tokens))
             number = len(keys)
             keys.append(key)
-            masks.append(bits(line))
+            masks.append(bits(tokens))
             sizes.append(len(line))
             for signature in signatures(line):
                 postings = by_signature.get(signature)
@@ -446,7 +454,7 @@ def _signature_join(indexed: Mapping[str, frozenset[str]],
                 found.update(postings)
         if not found:
             continue
-        mask, need = bits(line), needed[len(line):]
+        mask, need = bits(tokens), needed[len(line):]
         for number in found:
             if (mask & masks[number]).bit_count() >= need[sizes[number]]:
                 other = keys[number]
