@@ -297,9 +297,10 @@ def cross_join(left: Mapping[str, frozenset[str]], right: Mapping[str, frozenset
 
     Pairs within one side are never candidates, so a join of a few negated
     records against many plain ones costs what the few cost. Without a cap the
-    candidates share a combination of prefix tokens (:func:`_signature_join`). With
-    one, the filter is the plain prefix filter: tokens ordered rarest first over both sides, a set's
-    prefix is its first ``|x| - ceil(t|x|) + 1`` tokens, and a pair reaching the
+    candidates share a combination of prefix tokens and each is verified exactly
+    (:func:`_signature_join`), so the pairs returned are those reaching the threshold.
+    With one, the filter is the plain prefix filter: tokens ordered rarest first over
+    both sides, a set's prefix is its first ``|x| - ceil(t|x|) + 1`` tokens, and a pair reaching the
     threshold shares its rarest common token in both prefixes (the overlap is at
     least ``t * max(|x|, |y|)``); a size filter (``t|x| <= |y| <= |x|/t``) drops the
     rest, and so does a float Jaccard check with a little slack (the pairs returned are
